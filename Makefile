@@ -1,0 +1,45 @@
+# eventhub developer commands. `make test` is what CI runs (through .ci/run).
+GO        ?= go
+PKGS      ?= ./...
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 5
+FUZZTIME  ?= 30s
+
+.PHONY: run test test-unit test-fault lint bench fuzz
+
+## run: start the hub on its embedded default (one SQLite file under ./data, no external service)
+run:
+	$(GO) run ./cmd/hub run
+
+## test: lint, then every test with -race against the real services, then the fault tests
+test: lint test-unit test-fault
+
+test-unit:
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## test-fault: tests that disturb a shared service (they close every RabbitMQ connection of
+## their own vhost/user), run alone after the main suite so they cannot upset it.
+test-fault:
+	$(GO) test -race -count=1 -timeout 8m -tags fault -run 'Fault' ./transports/...
+
+lint:
+	$(GO) vet ./...
+	$(GO) vet -tags fault ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## bench: every comparison benchmark, medians of BENCHCOUNT runs, printed as hub-vs-baseline ratios
+bench:
+	@mkdir -p .bench
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(PKGS) | tee .bench/raw.txt
+	@echo
+	@$(GO) run ./internal/cmd/benchtable < .bench/raw.txt | tee .bench/table.txt
+
+## fuzz: each fuzz target for FUZZTIME (default 30s); the seed corpora live in testdata/fuzz
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+	    echo "== $$dir $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$dir; \
+	  done; \
+	done
