@@ -1,0 +1,84 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// Insert inserts one job in a transaction of its own.
+func (l *Ledger) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	c, err := l.current()
+	if err != nil {
+		return nil, err
+	}
+	return c.Insert(ctx, args, opts)
+}
+
+// InsertMany inserts jobs in one transaction of their own (one round trip on
+// PostgreSQL).
+func (l *Ledger) InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	c, err := l.current()
+	if err != nil {
+		return nil, err
+	}
+	return c.InsertMany(ctx, params)
+}
+
+// InsertTx inserts one job in the caller's transaction: a pgx.Tx or *sql.Tx (see the
+// package doc for which fits which backend).
+func (l *Ledger) InsertTx(ctx context.Context, tx any, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	res, err := l.InsertManyTx(ctx, tx, []river.InsertManyParams{{Args: args, InsertOpts: opts}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// InsertManyTx inserts jobs in the caller's transaction: they become visible, and are
+// worked, only if it commits (O4).
+func (l *Ledger) InsertManyTx(ctx context.Context, tx any, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	pgc, sqlc, err := l.txClients()
+	if err != nil {
+		return nil, err
+	}
+	switch tx := tx.(type) {
+	case pgx.Tx:
+		if pgc == nil {
+			return nil, hub.Errorf(hub.InvalidArgument, "ledger: a pgx.Tx on the %s backend: use a *sql.Tx from DB()", l.backend)
+		}
+		return pgc.InsertManyTx(ctx, tx, params)
+	case *sql.Tx:
+		if tx == nil {
+			return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil *sql.Tx")
+		}
+		return sqlc.InsertManyTx(ctx, tx, params)
+	case nil:
+		return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil transaction")
+	default:
+		return nil, hub.Errorf(hub.InvalidArgument, "ledger: transaction of type %T: want pgx.Tx or *sql.Tx", tx)
+	}
+}
+
+// txClients picks the clients for each transaction type: the working client where its
+// type matches, else the insert-only ones.
+func (l *Ledger) txClients() (*river.Client[pgx.Tx], *river.Client[*sql.Tx], error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, nil, hub.Errorf(hub.FailedPrecondition, "ledger: closed")
+	}
+	pgc, sqlc := l.pgInsert, l.sqlInsert
+	if l.run != nil && l.pgRun != nil {
+		pgc = l.pgRun
+	}
+	if l.run != nil && l.sqlRun != nil {
+		sqlc = l.sqlRun
+	}
+	return pgc, sqlc, nil
+}

@@ -1,0 +1,325 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// Ledger is River on one database: its workers, queues and the client that works them.
+// It is safe for concurrent use.
+type Ledger struct {
+	cfg     Config
+	backend Backend
+	pool    *pgxpool.Pool // PostgreSQL only
+	db      *sql.DB       // both: stdlib over pool on PostgreSQL, the file on SQLite
+	workers *river.Workers
+	exec    riverdriver.Executor // for the lease sweep
+
+	// Insert-only clients, usable from Open on. River's client is generic over the
+	// transaction type, so PostgreSQL has two (pgx.Tx and *sql.Tx); SQLite has sqlDB.
+	pgInsert  *river.Client[pgx.Tx]
+	sqlInsert *river.Client[*sql.Tx]
+
+	mu        sync.Mutex
+	queues    map[string]river.QueueConfig
+	pgRun     *river.Client[pgx.Tx]  // the working client once started (PostgreSQL)
+	sqlRun    *river.Client[*sql.Tx] // the working client once started (SQLite)
+	run       client                 // whichever of the two, nil when not running
+	sweepStop context.CancelFunc     // stops the lease sweep
+	sweepDone chan struct{}
+	closed    bool
+}
+
+// client is the part of *river.Client that does not mention the transaction type.
+type client interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobDelete(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobDeleteMany(ctx context.Context, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error)
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+}
+
+// Open opens the database, runs River's migrations unless cfg.NoMigrate, and returns
+// an insert-capable Ledger. Register workers and queues, then Start to work jobs.
+func Open(ctx context.Context, cfg Config) (*Ledger, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	backend, target, _ := parseDSN(cfg.DSN)
+	l := &Ledger{cfg: cfg, backend: backend, workers: river.NewWorkers(), queues: map[string]river.QueueConfig{}}
+	var err error
+	switch backend {
+	case Postgres:
+		err = l.openPostgres(ctx, target)
+	case SQLite:
+		err = l.openSQLite(ctx, target)
+	}
+	if err != nil {
+		l.closeDB()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Ledger) openPostgres(ctx context.Context, dsn string) error {
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return hub.Errorf(hub.InvalidArgument, "ledger: DSN %s: %v", redact(dsn), err)
+	}
+	pcfg.MaxConns = l.cfg.MaxConns
+	if l.cfg.Schema != "" {
+		pcfg.ConnConfig.RuntimeParams["search_path"] = l.cfg.Schema
+	}
+	if l.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: open %s: %w", redact(dsn), err)
+	}
+	if err := l.pool.Ping(ctx); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: connect %s: %w", redact(dsn), err)
+	}
+	l.db = openDBFromPool(l.pool)
+	driver := riverpgxv5.New(l.pool)
+	l.exec = driver.GetExecutor()
+	if !l.cfg.NoMigrate {
+		if err := migratePostgres(ctx, l.pool, driver, l.cfg); err != nil {
+			return err
+		}
+	}
+	if l.pgInsert, err = river.NewClient(driver, l.insertConfig()); err != nil {
+		return hub.Wrap(hub.Internal, err)
+	}
+	if l.sqlInsert, err = river.NewClient(riverdatabasesql.New(l.db), l.insertConfig()); err != nil {
+		return hub.Wrap(hub.Internal, err)
+	}
+	return nil
+}
+
+func (l *Ledger) openSQLite(ctx context.Context, path string) error {
+	var err error
+	if l.db, err = openSQLiteDB(ctx, path, l.cfg.BusyTimeout); err != nil {
+		return err
+	}
+	driver := riversqlite.New(l.db)
+	l.exec = driver.GetExecutor()
+	if !l.cfg.NoMigrate {
+		if err := migrateSQLite(ctx, driver, l.cfg); err != nil {
+			return err
+		}
+	}
+	if l.sqlInsert, err = river.NewClient(driver, l.insertConfig()); err != nil {
+		return hub.Wrap(hub.Internal, err)
+	}
+	return nil
+}
+
+// insertConfig is the configuration of the insert-only clients. SkipUnknownJobCheck:
+// a publishing process may insert kinds whose workers live in other processes.
+func (l *Ledger) insertConfig() *river.Config {
+	return &river.Config{
+		Logger:               l.cfg.Logger,
+		Schema:               l.cfg.Schema,
+		Workers:              l.workers,
+		SkipUnknownJobCheck:  true,
+		FetchCooldown:        l.cfg.FetchCooldown,
+		FetchPollInterval:    l.cfg.FetchPollInterval,
+		JobTimeout:           l.cfg.JobTimeout,
+		RescueStuckJobsAfter: l.cfg.RescueStuckJobsAfter,
+	}
+}
+
+func (l *Ledger) runConfig() *river.Config {
+	c := l.insertConfig()
+	c.Queues = make(map[string]river.QueueConfig, len(l.queues))
+	for name, q := range l.queues {
+		c.Queues[name] = q
+	}
+	c.CompletedJobRetentionPeriod = l.cfg.CompletedRetention
+	c.DiscardedJobRetentionPeriod = l.cfg.DiscardedRetention
+	c.CancelledJobRetentionPeriod = l.cfg.DiscardedRetention
+	return c
+}
+
+// Backend reports which database the ledger uses.
+func (l *Ledger) Backend() Backend { return l.backend }
+
+// DB is a database/sql handle on the ledger's database for the packages' own tables:
+// on PostgreSQL built on Pool() (pgx stdlib), on SQLite the single-connection file.
+func (l *Ledger) DB() *sql.DB { return l.db }
+
+// Pool is the pgx pool on PostgreSQL, nil on SQLite.
+func (l *Ledger) Pool() *pgxpool.Pool { return l.pool }
+
+// Schema is the PostgreSQL schema of River's tables ("" = search_path, and on SQLite).
+func (l *Ledger) Schema() string { return l.cfg.Schema }
+
+// Config returns the configuration with defaults applied.
+func (l *Ledger) Config() Config { return l.cfg }
+
+// Table qualifies one of River's tables (river_job, river_queue...) for raw queries.
+func (l *Ledger) Table(name string) string {
+	if l.backend == Postgres && l.cfg.Schema != "" {
+		return pgx.Identifier{l.cfg.Schema, name}.Sanitize()
+	}
+	return name
+}
+
+// Workers is the registry the job workers go into: river.AddWorker(l.Workers(), w).
+// Register before Start.
+func (l *Ledger) Workers() *river.Workers { return l.workers }
+
+// AddQueue declares a queue this process works with up to maxWorkers jobs at once.
+// Before Start it is recorded; after Start it is added to the running client.
+func (l *Ledger) AddQueue(name string, maxWorkers int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.queues[name]; ok {
+		return hub.Errorf(hub.AlreadyExists, "ledger: queue %q already added", name)
+	}
+	q := river.QueueConfig{MaxWorkers: maxWorkers}
+	if l.run != nil {
+		var err error
+		if l.pgRun != nil {
+			err = l.pgRun.Queues().Add(name, q)
+		} else {
+			err = l.sqlRun.Queues().Add(name, q)
+		}
+		if err != nil {
+			return hub.Wrap(hub.InvalidArgument, err)
+		}
+	}
+	l.queues[name] = q
+	return nil
+}
+
+// Start builds the working River client with the registered workers and queues and
+// starts it, plus the lease sweep. Without queues it does nothing (insert-only).
+// Start after Stop starts again.
+func (l *Ledger) Start(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return hub.Errorf(hub.FailedPrecondition, "ledger: Start after Close")
+	}
+	if l.run != nil || len(l.queues) == 0 {
+		return nil
+	}
+	var c client
+	switch {
+	case l.pgRun != nil:
+		c = l.pgRun
+	case l.sqlRun != nil:
+		c = l.sqlRun
+	case l.backend == Postgres:
+		rc, err := river.NewClient(riverpgxv5.New(l.pool), l.runConfig())
+		if err != nil {
+			return hub.Wrap(hub.InvalidArgument, err)
+		}
+		l.pgRun, c = rc, rc
+	default:
+		rc, err := river.NewClient(riversqlite.New(l.db), l.runConfig())
+		if err != nil {
+			return hub.Wrap(hub.InvalidArgument, err)
+		}
+		l.sqlRun, c = rc, rc
+	}
+	// River's job contexts inherit from the Start context; a detached one keeps the
+	// client's life tied to Stop rather than to a caller's request context.
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		return hub.Wrap(hub.Unavailable, err)
+	}
+	l.run = c
+	sweepCtx, cancel := context.WithCancel(context.Background())
+	l.sweepStop, l.sweepDone = cancel, make(chan struct{})
+	go l.sweepLoop(sweepCtx, l.sweepDone)
+	return nil
+}
+
+// Stop stops fetching and waits for running jobs up to ctx's deadline; past it, running
+// jobs are cancelled (their rows stay running until the lease frees them, or are
+// retried by River). Stop is idempotent and safe before Start.
+func (l *Ledger) Stop(ctx context.Context) error {
+	l.mu.Lock()
+	c, stop, done := l.run, l.sweepStop, l.sweepDone
+	l.run, l.sweepStop = nil, nil
+	l.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	stop()
+	<-done
+	err := c.Stop(ctx)
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		hard, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if herr := c.StopAndCancel(hard); herr != nil {
+			return fmt.Errorf("ledger: stop: %w (then: %v)", err, herr)
+		}
+		return fmt.Errorf("ledger: stop: running jobs cancelled: %w", err)
+	}
+	return err
+}
+
+// Close stops the ledger (waiting up to JobTimeout for running jobs) and closes the
+// database. It is idempotent; every call after the first returns nil.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.JobTimeout)
+	defer cancel()
+	err := l.Stop(ctx)
+	return errors.Join(err, l.closeDB())
+}
+
+func (l *Ledger) closeDB() error {
+	var err error
+	if l.db != nil {
+		err = l.db.Close()
+	}
+	if l.pool != nil {
+		l.pool.Close()
+	}
+	return err
+}
+
+// current returns the client non-Tx calls go through: the working one when started
+// (so its producers hear about local inserts at once), else the insert-only one.
+func (l *Ledger) current() (client, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, hub.Errorf(hub.FailedPrecondition, "ledger: closed")
+	}
+	if l.run != nil {
+		return l.run, nil
+	}
+	if l.backend == Postgres {
+		return l.pgInsert, nil
+	}
+	return l.sqlInsert, nil
+}

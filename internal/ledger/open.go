@@ -1,0 +1,91 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
+
+	"github.com/koder/eventhub/hub"
+)
+
+func openDBFromPool(pool *pgxpool.Pool) *sql.DB { return stdlib.OpenDBFromPool(pool) }
+
+// migratePostgres creates the schema and runs River's migrations into it. Several
+// processes may open the same database at once (relays starting together); a
+// session advisory lock serialises them so two never run the same migration.
+func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5.Driver, cfg Config) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
+	}
+	defer conn.Release()
+	lockKey := "eventhub.ledger.migrate." + cfg.Schema
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", lockKey); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: migrate lock: %w", err)
+	}
+	defer func() {
+		// A fresh context: the unlock must run even when ctx is done.
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
+	}()
+	if cfg.Schema != "" {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+			return hub.Errorf(hub.Unavailable, "ledger: create schema %q: %w", cfg.Schema, err)
+		}
+	}
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: cfg.Schema, Logger: cfg.Logger})
+	if err != nil {
+		return hub.Wrap(hub.Internal, err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
+	}
+	return nil
+}
+
+func migrateSQLite(ctx context.Context, driver *riversqlite.Driver, cfg Config) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: cfg.Logger})
+	if err != nil {
+		return hub.Wrap(hub.Internal, err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
+	}
+	return nil
+}
+
+// openSQLiteDB opens the file with the setup the package doc explains: WAL, a busy
+// timeout, IMMEDIATE transactions, synchronous=FULL (a committed outbox row survives
+// a power loss, not just a process crash) and a single connection.
+func openSQLiteDB(ctx context.Context, path string, busy time.Duration) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, hub.Errorf(hub.InvalidArgument, "ledger: open sqlite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	// Keep the connection: reopening would redo the pragmas and drop SQLite's cache.
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, hub.Errorf(hub.Unavailable, "ledger: open sqlite %s: %w", path, err)
+	}
+	return db, nil
+}
