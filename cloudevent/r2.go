@@ -1,0 +1,352 @@
+package cloudevent
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// R2 field names. The first seven are the R2 envelope, in R2's order; the rest carry
+// what R2 has no field for, so that every CloudEvent survives CE -> fields -> CE.
+// Every other extension travels as a field named after it; extension names are
+// [a-z0-9] only, so they can never collide with a name containing "_".
+const (
+	FieldType       = "type"        // CE type
+	FieldEventID    = "event_id"    // CE id (evt_<ULID>)
+	FieldOccurredAt = "occurred_at" // CE time, RFC 3339 UTC; "" when the event has no time
+	FieldTenantID   = "tenant_id"   // extension tenantid
+	FieldSubjectID  = "subject_id"  // CE subject; "" when unset
+	FieldActor      = "actor"       // extension actor; "" when unset
+	FieldData       = "data"        // the payload as JSON text; "" when there is none
+
+	FieldSource          = "source"          // CE source; absent in hand-written entries: the stream's default
+	FieldSpecVersion     = "specversion"     // "1.0"
+	FieldDataContentType = "datacontenttype" // absent means application/json
+	FieldDataSchema      = "dataschema"
+	// FieldDataEncoding says how non-JSON data sits in the data field, which R2 wants
+	// to be JSON: DataEncodingText (data is a JSON string holding the UTF-8 text) or
+	// DataEncodingBase64 (a JSON string holding the standard base64 of the bytes).
+	// Absent: data is the JSON payload itself, byte for byte.
+	FieldDataEncoding = "data_encoding"
+	// FieldTypes lists the non-string extensions as "name:type,..." (types: boolean,
+	// integer, binary, timestamp, uri, urireference), sorted by name. Their fields hold
+	// the CloudEvents canonical string form; absent when all extensions are strings.
+	FieldTypes = "ce_types"
+)
+
+// Values of FieldDataEncoding.
+const (
+	DataEncodingText   = "text"
+	DataEncodingBase64 = "base64"
+)
+
+// r2Fields is the number of fields EncodeFields always writes.
+const r2Fields = 9
+
+// EncodeFields returns the R2 envelope of ev as flat key/value pairs for XADD: the
+// seven R2 fields first, in R2 order, then source, specversion, datacontenttype and
+// dataschema when set, data_encoding and ce_types when needed, and every other
+// extension as a field of its own (sorted by name) holding its canonical string.
+//
+// EncodeFields checks only what it needs to write a decodable entry (required
+// attributes, tenantid, extension names and value types); the hub validates events
+// fully before publishing. It does no reflection and allocates the slice once.
+func EncodeFields(ev *Event) ([]string, error) {
+	if ev == nil {
+		return nil, errors.New("cloudevent: EncodeFields: nil event")
+	}
+	var p problems
+	if ev.ID == "" {
+		p.add(FieldEventID, "required")
+	}
+	if ev.Type == "" {
+		p.add(FieldType, "required")
+	}
+	tenant, _ := ev.Extensions[ExtTenantID].(string)
+	if tenant == "" {
+		p.add(FieldTenantID, "required (C1: tenantid must be a non-empty string)")
+	}
+	var actor string
+	if v, ok := ev.Extensions[ExtActor]; ok {
+		actor, ok = FormatValue(v)
+		if !ok || actor == "" {
+			p.add(FieldActor, "unsupported or empty value")
+		}
+	}
+	var occurred string
+	if !ev.Time.IsZero() {
+		occurred = formatTime(ev.Time)
+	}
+	data, enc := encodeData(ev.DataContentType, ev.Data)
+
+	n := r2Fields + len(ev.Extensions) + 3
+	out := make([]string, 0, 2*n)
+	out = append(out,
+		FieldType, ev.Type,
+		FieldEventID, ev.ID,
+		FieldOccurredAt, occurred,
+		FieldTenantID, tenant,
+		FieldSubjectID, ev.Subject,
+		FieldActor, actor,
+		FieldData, data,
+		FieldSource, ev.Source,
+		FieldSpecVersion, ev.SpecVersion,
+	)
+	if ev.DataContentType != "" {
+		out = append(out, FieldDataContentType, ev.DataContentType)
+	}
+	if ev.DataSchema != "" {
+		out = append(out, FieldDataSchema, ev.DataSchema)
+	}
+	if enc != "" {
+		out = append(out, FieldDataEncoding, enc)
+	}
+	hasTyped := false
+	if len(ev.Extensions) > 0 {
+		for _, name := range sortedExtNames(ev.Extensions, ExtTenantID, ExtActor) {
+			if !ValidName(name) || reservedName(name) {
+				p.add(name, "extension name must match ^[a-z0-9]{1,20}$ and not be a core attribute")
+				continue
+			}
+			v := ev.Extensions[name]
+			s, ok := FormatValue(v)
+			if !ok {
+				p.add(name, fmt.Sprintf("unsupported extension type %T", v))
+				continue
+			}
+			if _, isString := v.(string); !isString {
+				hasTyped = true
+			}
+			out = append(out, name, s)
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	if _, isString := ev.Extensions[ExtActor].(string); hasTyped || (actor != "" && !isString) {
+		out = append(out, FieldTypes, typeList(ev.Extensions))
+	}
+	return out, nil
+}
+
+// encodeData returns the data field and the data_encoding marker ("" for JSON data).
+func encodeData(ct string, data []byte) (string, string) {
+	if len(data) == 0 {
+		return "", ""
+	}
+	if IsJSON(ct) {
+		return string(data), ""
+	}
+	if isText(ct) && utf8.Valid(data) {
+		return string(appendJSONString(make([]byte, 0, len(data)+2), string(data))), DataEncodingText
+	}
+	b := make([]byte, 0, base64.StdEncoding.EncodedLen(len(data))+2)
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, data)
+	b = append(b, '"')
+	return string(b), DataEncodingBase64
+}
+
+// Presence bits of the seven mandatory R2 fields.
+const (
+	hasType = 1 << iota
+	hasEventID
+	hasOccurredAt
+	hasTenantID
+	hasSubjectID
+	hasActor
+	hasData
+	hasAll = 1<<7 - 1
+)
+
+var mandatory = [...]struct {
+	bit  int
+	name string
+}{
+	{hasType, FieldType}, {hasEventID, FieldEventID}, {hasOccurredAt, FieldOccurredAt},
+	{hasTenantID, FieldTenantID}, {hasSubjectID, FieldSubjectID}, {hasActor, FieldActor}, {hasData, FieldData},
+}
+
+// DecodeFields rebuilds an event from R2 fields (an XMessage's values, see
+// FieldsFromAny). All seven R2 fields are mandatory (N2): each missing one is a
+// problem naming it. A missing source field means defaultSource (hand-written entries
+// as in R2 have none); other fields whose names are legal extension names become
+// string extensions, typed by ce_types; fields with other names are ignored. The
+// result is validated; the error is a *ValidationError whose fields use R2 names.
+func DecodeFields(values map[string]string, defaultSource string) (*Event, error) {
+	var p problems
+	ev := &Event{SpecVersion: SpecVersion, Source: defaultSource}
+	var seen int
+	var occurred, tenant, actor, data, enc, types string
+	for k, v := range values {
+		switch k {
+		case FieldType:
+			seen |= hasType
+			ev.Type = v
+		case FieldEventID:
+			seen |= hasEventID
+			ev.ID = v
+		case FieldOccurredAt:
+			seen |= hasOccurredAt
+			occurred = v
+		case FieldTenantID:
+			seen |= hasTenantID
+			tenant = v
+		case FieldSubjectID:
+			seen |= hasSubjectID
+			ev.Subject = v
+		case FieldActor:
+			seen |= hasActor
+			actor = v
+		case FieldData:
+			seen |= hasData
+			data = v
+		case FieldSource:
+			ev.Source = v
+		case FieldSpecVersion:
+			ev.SpecVersion = v
+		case FieldDataContentType:
+			ev.DataContentType = v
+		case FieldDataSchema:
+			ev.DataSchema = v
+		case FieldDataEncoding:
+			enc = v
+		case FieldTypes:
+			types = v
+		default:
+			if v != "" && ValidName(k) && !reservedName(k) { // "" is never written: no value
+				if ev.Extensions == nil {
+					ev.Extensions = make(map[string]any, len(values)-r2Fields+2)
+				}
+				ev.Extensions[k] = v
+			}
+		}
+	}
+	if seen != hasAll {
+		for _, m := range mandatory {
+			if seen&m.bit == 0 {
+				p.add(m.name, "missing (R2 requires this field)")
+			}
+		}
+	}
+	if occurred != "" {
+		t, err := parseTime(occurred)
+		if err != nil {
+			p.add(FieldOccurredAt, err.Error())
+		}
+		ev.Time = t
+	}
+	if tenant != "" || actor != "" {
+		if ev.Extensions == nil {
+			ev.Extensions = make(map[string]any, 2)
+		}
+		if tenant != "" {
+			ev.Extensions[ExtTenantID] = tenant
+		}
+		if actor != "" {
+			ev.Extensions[ExtActor] = actor
+		}
+	}
+	decodeData(ev, data, enc, &p)
+	if types != "" {
+		applyTypeList(ev.Extensions, types, FieldTypes, &p)
+	}
+	before := len(p.list)
+	ev.validate(&p)
+	renameToR2(&p, before)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+func decodeData(ev *Event, data, enc string, p *problems) {
+	if data == "" {
+		if enc != "" && enc != DataEncodingText && enc != DataEncodingBase64 {
+			p.add(FieldDataEncoding, "unknown encoding "+enc)
+		}
+		return
+	}
+	switch enc {
+	case "":
+		if !json.Valid([]byte(data)) {
+			p.add(FieldData, "not valid JSON (R2: data is JSON-encoded)")
+			return
+		}
+		ev.Data = []byte(data)
+	case DataEncodingText:
+		s, ok := unquoteJSONString([]byte(data))
+		if !ok {
+			p.add(FieldData, "data_encoding text: not a JSON string")
+			return
+		}
+		ev.Data = []byte(s)
+	case DataEncodingBase64:
+		s, ok := unquoteJSONString([]byte(data))
+		if !ok {
+			p.add(FieldData, "data_encoding base64: not a JSON string")
+			return
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			p.add(FieldData, "data_encoding base64: not base64")
+			return
+		}
+		ev.Data = b
+	default:
+		p.add(FieldDataEncoding, "unknown encoding "+enc)
+	}
+	if len(ev.Data) == 0 {
+		ev.Data = nil
+	}
+}
+
+// renameToR2 renames the problems from index from on to R2 field names and drops
+// those already reported for the same field (a missing field is also "required").
+func renameToR2(p *problems, from int) {
+	kept := p.list[:from]
+	for _, q := range p.list[from:] {
+		switch q.Field {
+		case "id":
+			q.Field = FieldEventID
+		case "time":
+			q.Field = FieldOccurredAt
+		case "subject":
+			q.Field = FieldSubjectID
+		case ExtTenantID:
+			q.Field = FieldTenantID
+		}
+		dup := false
+		for _, r := range kept[:from] {
+			if r.Field == q.Field {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, q)
+		}
+	}
+	p.list = kept
+}
+
+// FieldsFromAny converts go-redis XMessage.Values (map[string]interface{}) to the
+// string map DecodeFields takes. Redis returns strings; anything else is formatted.
+func FieldsFromAny(values map[string]any) map[string]string {
+	out := make(map[string]string, len(values))
+	for k, v := range values {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case []byte:
+			out[k] = string(x)
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}

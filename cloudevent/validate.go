@@ -1,0 +1,96 @@
+package cloudevent
+
+import (
+	"encoding/json"
+	"mime"
+	"net/url"
+	"unicode/utf8"
+)
+
+// Validate checks the event against CloudEvents 1.0 and the hub's rules and returns a
+// *ValidationError listing every problem, or nil:
+//   - id, source, specversion ("1.0"), type are required, and so is the tenantid
+//     extension (C1), as a non-empty string;
+//   - every string is valid UTF-8 (so the JSON codecs cannot alter it);
+//   - source is a URI reference, dataschema an absolute URI, datacontenttype a media
+//     type, time within years 0000-9999;
+//   - extension names obey ^[a-z0-9]{1,20}$ and shadow no core attribute; values are
+//     string, bool, int32, []byte, time.Time, URI or URIRef, and not empty;
+//   - data is valid JSON when the content type is JSON.
+func (e *Event) Validate() error {
+	var p problems
+	e.validate(&p)
+	return p.err()
+}
+
+func (e *Event) validate(p *problems) {
+	requiredString(p, "id", e.ID)
+	requiredString(p, "type", e.Type)
+	if requiredString(p, "source", e.Source) {
+		if _, err := url.Parse(e.Source); err != nil {
+			p.add("source", "not a URI reference")
+		}
+	}
+	switch e.SpecVersion {
+	case SpecVersion:
+	case "":
+		p.add("specversion", "required")
+	default:
+		p.add("specversion", "unsupported version "+e.SpecVersion+" (want 1.0)")
+	}
+	if e.DataContentType != "" {
+		if !utf8.ValidString(e.DataContentType) {
+			p.add("datacontenttype", "not valid UTF-8")
+		} else if _, _, err := mime.ParseMediaType(e.DataContentType); err != nil {
+			p.add("datacontenttype", "not a media type: "+err.Error())
+		}
+	}
+	if e.DataSchema != "" {
+		if u, err := url.Parse(e.DataSchema); err != nil || !u.IsAbs() || !utf8.ValidString(e.DataSchema) {
+			p.add("dataschema", "not an absolute URI")
+		}
+	}
+	if e.Subject != "" && !utf8.ValidString(e.Subject) {
+		p.add("subject", "not valid UTF-8")
+	}
+	if !e.Time.IsZero() {
+		if msg := checkTime(e.Time); msg != "" {
+			p.add("time", msg)
+		}
+	}
+	if _, ok := e.Extensions[ExtTenantID]; !ok {
+		p.add(ExtTenantID, "required (C1)")
+	} else if _, ok := e.Extensions[ExtTenantID].(string); !ok {
+		p.add(ExtTenantID, "must be a string")
+	}
+	for _, name := range sortedExtNames(e.Extensions, "", "") {
+		if !ValidName(name) {
+			p.add(name, "extension name must match ^[a-z0-9]{1,20}$")
+			continue
+		}
+		if reservedName(name) {
+			p.add(name, "extension name shadows a core attribute")
+			continue
+		}
+		if msg := checkValue(e.Extensions[name]); msg != "" {
+			p.add(name, msg)
+		}
+	}
+	if len(e.Data) > 0 && IsJSON(e.DataContentType) && !json.Valid(e.Data) {
+		p.add("data", "not valid JSON (datacontenttype is JSON)")
+	}
+}
+
+// requiredString adds a problem when s is empty or not UTF-8; it reports whether s is
+// present and well-formed.
+func requiredString(p *problems, field, s string) bool {
+	if s == "" {
+		p.add(field, "required")
+		return false
+	}
+	if !utf8.ValidString(s) {
+		p.add(field, "not valid UTF-8")
+		return false
+	}
+	return true
+}
