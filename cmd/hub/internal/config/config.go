@@ -68,6 +68,8 @@ type Schemas struct {
 	Builtin *bool `yaml:"builtin"`
 	// Files are extra schemas, one JSON Schema per file.
 	Files []SchemaFile `yaml:"files"`
+	// Dirs are directories of files named <type>.v<major>.json, loaded whole.
+	Dirs []string `yaml:"dirs"`
 }
 
 // SchemaFile defines one event type's payload schema for one MAJOR version.

@@ -147,7 +147,7 @@ func TestLintLineNumbers(t *testing.T) {
 			[]string{`3:13: store.postgres: set either store.sqlite or store.postgres, not both`}},
 		{"RouteProblems", "transports:\n  r:\n    type: redisstream\nroutes:\n  - pattern: a.b*\n    to: [r, nope, r]\n    delivery: later\n",
 			[]string{
-				`5:14: routes[0].pattern: pattern "a.b*": "*" and "#" must be whole words`,
+				`5:14: routes[0].pattern: pattern "a.b*": wildcard inside word "b*"`,
 				`6:13: routes[0].to[1]: unknown transport "nope" (defined: r)`,
 				`6:19: routes[0].to[2]: transport "r" listed twice`,
 				`7:15: routes[0].delivery: unknown delivery "later"`,

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/koder/eventhub/hub"
 )
 
 // validate runs the checks that need no module: known values, addresses, route targets.
@@ -49,6 +52,8 @@ func (f *File) validate() Problems {
 		p := fmt.Sprintf("schemas.files[%d]", i)
 		if s.Type == "" {
 			ps = append(ps, f.Problem(p+".type", "required"))
+		} else if err := CheckPattern(s.Type); err != nil || strings.ContainsAny(s.Type, "*#") {
+			ps = append(ps, f.Problem(p+".type", "not an event type: %q", s.Type))
 		}
 		if s.Path == "" {
 			ps = append(ps, f.Problem(p+".path", "required"))
@@ -103,17 +108,11 @@ func (f *File) validate() Problems {
 	return ps
 }
 
-// CheckPattern checks a route pattern's syntax: dot-separated non-empty words, "*" and
-// "#" only as whole words.
+// CheckPattern checks a route pattern with the hub's own compiler, so lint and
+// Forward can never disagree.
 func CheckPattern(p string) error {
-	for _, w := range strings.Split(p, ".") {
-		switch {
-		case w == "":
-			return fmt.Errorf("pattern %q has an empty word", p)
-		case w == "*" || w == "#":
-		case strings.ContainsAny(w, "*#"):
-			return fmt.Errorf("pattern %q: \"*\" and \"#\" must be whole words", p)
-		}
+	if _, err := hub.CompilePattern(p); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "hub: "))
 	}
 	return nil
 }

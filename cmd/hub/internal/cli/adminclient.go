@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// DefaultAdminURL is the admin API of the embedded default.
+const DefaultAdminURL = "http://127.0.0.1:8081"
+
+// adminClient calls a running hub's admin API: the dlq, endpoints, deliveries and outbox
+// commands are thin clients of it, so the CLI and any other tool see the same operations.
+type adminClient struct {
+	env     *Env
+	baseURL string
+	token   string
+	timeout time.Duration
+}
+
+func adminFlags(cmd *cobra.Command, env *Env) *adminClient {
+	c := &adminClient{env: env}
+	cmd.PersistentFlags().StringVar(&c.baseURL, "admin-url", "", "admin API base URL (default $HUB_ADMIN_URL or "+DefaultAdminURL+")")
+	cmd.PersistentFlags().StringVar(&c.token, "token", "", "admin bearer token (default $HUB_ADMIN_TOKEN)")
+	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 30*time.Second, "request timeout")
+	return c
+}
+
+func (c *adminClient) url(path string, q url.Values) string {
+	base := c.baseURL
+	if base == "" {
+		base, _ = c.env.Lookup("HUB_ADMIN_URL")
+	}
+	if base == "" {
+		base = DefaultAdminURL
+	}
+	u := strings.TrimRight(base, "/") + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// do sends a request and prints the JSON answer indented. Status codes map to exit codes.
+func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, body any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(cmd.Context(), method, c.url(path, q), rd)
+	if err != nil {
+		return exitf(ExitUsage, "bad admin URL: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	tok := c.token
+	if tok == "" {
+		tok, _ = c.env.Lookup("HUB_ADMIN_TOKEN")
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := (&http.Client{Timeout: c.timeout}).Do(req)
+	if err != nil {
+		return exitf(ExitUnavailable, "admin API unreachable: %v", err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, out, "", "  ") == nil {
+		out = pretty.Bytes()
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		fmt.Fprintln(c.env.Stdout, strings.TrimSpace(string(out)))
+	}
+	switch {
+	case resp.StatusCode/100 == 2:
+		return nil
+	case resp.StatusCode == http.StatusNotFound:
+		return exitf(ExitNotFound, "admin API: %s", resp.Status)
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return exitf(ExitDenied, "admin API: %s (check --token / HUB_ADMIN_TOKEN)", resp.Status)
+	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusNotImplemented:
+		return exitf(ExitUnavailable, "admin API: %s", resp.Status)
+	case resp.StatusCode/100 == 4:
+		return exitf(ExitInvalid, "admin API: %s", resp.Status)
+	}
+	return exitf(ExitFailure, "admin API: %s", resp.Status)
+}
+
+// sub builds a subcommand whose RunE calls the admin API.
+func sub(use, short, example string, args cobra.PositionalArgs, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Example: example, Args: args, RunE: run}
+}
+
+// query builds url.Values from non-empty pairs.
+func query(kv ...string) url.Values {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	return q
+}
