@@ -43,7 +43,8 @@ func NewEvents(n int) []*cloudevent.Event {
 }
 
 // FullEvent returns an event using every attribute and every extension type, with
-// unicode in the strings and the data.
+// unicode in the strings and the data. Times have microsecond precision
+// (cloudevent.TimePrecision), what SQL-backed transports keep.
 func FullEvent() *cloudevent.Event {
 	return &cloudevent.Event{
 		ID:              cloudevent.NewID(),
@@ -53,7 +54,7 @@ func FullEvent() *cloudevent.Event {
 		DataContentType: "application/json",
 		DataSchema:      "https://example.com/schemas/identity.user.created/1.json",
 		Subject:         "usr_Zoë-日本-🚀",
-		Time:            time.Date(2026, 11, 30, 9, 58, 1, 123456789, time.UTC),
+		Time:            time.Date(2026, 11, 30, 9, 58, 1, 123456000, time.UTC),
 		Data:            []byte(`{"user_id":"usr_1","name":"Zoë Ünïcödé 日本語 🚀","email":"z@example.com","n":12.5,"ok":true,"tags":["a","b"],"nested":{"x":null}}`),
 		Extensions: map[string]any{
 			cloudevent.ExtTenantID:      "tenant-ü-1",
@@ -88,14 +89,15 @@ func BinaryEvent() *cloudevent.Event {
 	}
 }
 
-// MinimalEvent returns an event with only the required attributes: every optional one
-// is empty and must come back empty.
+// MinimalEvent returns an event with only the required attributes (the CloudEvents ones
+// and C1's tenantid): every optional one is empty and must come back empty.
 func MinimalEvent() *cloudevent.Event {
 	return &cloudevent.Event{
 		ID:          cloudevent.NewID(),
 		Source:      "/eventhub/transporttest",
 		SpecVersion: cloudevent.SpecVersion,
 		Type:        "transporttest.minimal",
+		Extensions:  map[string]any{cloudevent.ExtTenantID: "t1"},
 	}
 }
 

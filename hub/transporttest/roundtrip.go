@@ -9,7 +9,7 @@ import (
 
 // TestRoundTrip sends a full event (every attribute, every extension type, unicode), an
 // event with opaque binary data and a minimal one, and checks each arrives unchanged
-// (after Features.Normalize).
+// (after Features.Normalize) and valid. Every sent event is valid (cloudevent Validate).
 func TestRoundTrip(t *testing.T, h Harness, f Features) {
 	ctx := context.Background()
 	rec := newRecorder()
@@ -34,6 +34,9 @@ func TestRoundTrip(t *testing.T, h Harness, f Features) {
 		}
 		if d := Diff(want, byID[ev.ID]); d != "" {
 			t.Errorf("%s changed in transit:\n%s", ev.Type, d)
+		}
+		if err := byID[ev.ID].Validate(); err != nil {
+			t.Errorf("%s arrived invalid: %v", ev.Type, err)
 		}
 	}
 }
