@@ -264,9 +264,13 @@ func applyTypeList(exts map[string]any, list, field string, p *problems) {
 			p.add(field, "bad type entry "+strconv.Quote(entry))
 			continue
 		}
-		s, ok := exts[name].(string)
-		if !ok {
-			p.add(field, "names extension "+strconv.Quote(name)+" which is absent")
+		raw, present := exts[name]
+		if KindOf(raw) == k {
+			continue // already typed (structured JSON carries integers and booleans)
+		}
+		s, ok := raw.(string)
+		if !present || !ok {
+			p.add(field, "names extension "+strconv.Quote(name)+" which is absent or not a string")
 			continue
 		}
 		v, err := ParseValue(k, s)
