@@ -64,6 +64,19 @@ func encode(ev *cloudevent.Event, mode string, now time.Time) (amqp.Publishing, 
 		}
 		p.ContentType = structuredType
 		p.Body = body
+		// JSON flattens URI, URIRef, Timestamp and Binary extensions to strings; the
+		// hint header lets our decoder restore them (other clients read the strings).
+		var hints []string
+		for name, v := range ev.Extensions {
+			switch k := cloudevent.KindOf(v); k {
+			case cloudevent.KindURI, cloudevent.KindURIRef, cloudevent.KindTimestamp, cloudevent.KindBinary:
+				hints = append(hints, name+"="+k.String())
+			}
+		}
+		if len(hints) > 0 {
+			sort.Strings(hints)
+			p.Headers[typesHeader] = strings.Join(hints, ",")
+		}
 		return p, nil
 	}
 	h := p.Headers
@@ -127,6 +140,13 @@ func decode(d *amqp.Delivery) (*cloudevent.Event, error) {
 		ev, err := unmarshalStructured(d.Body)
 		if err != nil {
 			return nil, &MalformedError{Problems: []string{err.Error()}}
+		}
+		for name, kind := range parseHints(d.Headers[typesHeader]) {
+			if s, ok := ev.Extensions[name].(string); ok {
+				if v, err := cloudevent.ParseValue(kindByName[kind], s); err == nil {
+					ev.Extensions[name] = v
+				}
+			}
 		}
 		return ev, nil
 	}
@@ -203,6 +223,11 @@ func setContext(ev *cloudevent.Event, name, s string) {
 			ev.DataContentType = s
 		}
 	}
+}
+
+var kindByName = map[string]cloudevent.Kind{
+	typeURI: cloudevent.KindURI, typeURIRef: cloudevent.KindURIRef, typeTimestamp: cloudevent.KindTimestamp,
+	cloudevent.KindBinary.String(): cloudevent.KindBinary,
 }
 
 func parseHints(v any) map[string]string {

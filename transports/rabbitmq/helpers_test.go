@@ -159,3 +159,8 @@ func mustSend(t testing.TB, tr hub.Transport, evs ...*cloudevent.Event) {
 		t.Fatalf("Send: %v", err)
 	}
 }
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, what, cond)
+}
