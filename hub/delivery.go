@@ -1,0 +1,144 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/koder/eventhub/cloudevent"
+)
+
+// route is one Forward: a compiled pattern, a transport and, in direct mode, the queue
+// its senders drain.
+type route struct {
+	hub           *Hub
+	pattern       Pattern
+	transport     Transport
+	transportName string
+	cfg           routeConfig
+	queue         chan *cloudevent.Event // direct mode only; closed by Hub.Close
+}
+
+// batchKey carries a delivery's batch and state in the Watermill message's context.
+type batchKey struct{}
+
+// delivery is what the middleware chain of one batch shares: the events and how many
+// attempts were made so far.
+type delivery struct {
+	batch    []*cloudevent.Event
+	attempts int
+}
+
+func deliveryFrom(ctx context.Context) *delivery {
+	d, _ := ctx.Value(batchKey{}).(*delivery)
+	return d
+}
+
+// startRoute adds the route's router handlers: one per unit of concurrency, each fed by
+// its own subscription to the route's queue. The router is already running, so the
+// handlers are started with RunHandlers.
+//
+// Why a queue and our own message.Subscriber rather than gochannel: direct delivery must
+// not cost a round trip per event. A sender takes whatever is queued (up to the batch
+// size) into one message, so one Send carries a batch, and it waits for that message's
+// ack before taking the next: with one sender per route, order is kept. The router still
+// gives what it is good at: the middleware chain, panic safety and a drained shutdown.
+func (h *Hub) startRoute(r *route) error {
+	r.queue = make(chan *cloudevent.Event, r.cfg.queueSize)
+	for i := range r.cfg.concurrency {
+		name := r.cfg.name
+		if r.cfg.concurrency > 1 {
+			name = fmt.Sprintf("%s#%d", r.cfg.name, i)
+		}
+		h.drain.Add(1)
+		sub := &routeSubscriber{route: r}
+		handler := h.router.AddConsumerHandler(name, r.cfg.name, sub, r.send)
+		for _, m := range r.chain() {
+			handler.AddMiddleware(m.fn)
+		}
+	}
+	if err := h.router.RunHandlers(context.Background()); err != nil {
+		return Wrap(Internal, err)
+	}
+	return nil
+}
+
+// send is the innermost handler: one Send of the batch.
+func (r *route) send(msg *message.Message) error {
+	return r.transport.Send(msg.Context(), deliveryFrom(msg.Context()).batch)
+}
+
+// next blocks for one queued event, then takes whatever else is queued up to the batch
+// size. It returns nil once the queue is closed and empty.
+func (r *route) next() []*cloudevent.Event {
+	ev, ok := <-r.queue
+	if !ok {
+		return nil
+	}
+	batch := make([]*cloudevent.Event, 1, min(r.cfg.batchSize, 1+len(r.queue)))
+	batch[0] = ev
+	for len(batch) < r.cfg.batchSize {
+		select {
+		case ev, ok := <-r.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, ev)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// routeSubscriber is the message.Subscriber of one route sender.
+type routeSubscriber struct {
+	route *route
+}
+
+func (s *routeSubscriber) Subscribe(ctx context.Context, _ string) (<-chan *message.Message, error) {
+	out := make(chan *message.Message)
+	go s.run(ctx, out)
+	return out, nil
+}
+
+func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) {
+	r := s.route
+	h := r.hub
+	defer h.drain.Done()
+	defer close(out)
+	for {
+		batch := r.next()
+		if batch == nil {
+			return
+		}
+		if err := h.deliverCtx.Err(); err != nil {
+			// Close timed out: what is still queued is recorded as failed, not sent.
+			h.transportFailed(r, batch, Errorf(Canceled, "hub: closed before delivery"), 0, OutcomeDropped)
+			continue
+		}
+		msg := message.NewMessage(batch[0].ID, nil)
+		msg.SetContext(context.WithValue(h.deliverCtx, batchKey{}, &delivery{batch: batch}))
+		select {
+		case out <- msg:
+		case <-ctx.Done():
+			h.transportFailed(r, batch, Errorf(Canceled, "hub: router stopped before delivery"), 0, OutcomeDropped)
+			continue
+		}
+		select {
+		case <-msg.Acked():
+		case <-msg.Nacked():
+			// The chain turns every error into a failure event and acks; a nack means
+			// the router recovered a panic outside it. The batch cannot be redelivered
+			// from memory: record it.
+			h.transportFailed(r, batch, Errorf(Internal, "hub: delivery aborted"), 0, OutcomeFailed)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *routeSubscriber) Close() error { return nil }
+
+var _ message.Subscriber = (*routeSubscriber)(nil)
