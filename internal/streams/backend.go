@@ -31,7 +31,10 @@ type Backend interface {
 	// STREAMS <stream> <id>. id ">" reads new entries, "0" re-reads the consumer's own
 	// pending entries. A block of 0 means do not block (unlike Redis, where BLOCK 0 waits
 	// forever); an expired block returns no entries and no error. Cancelling ctx ends the
-	// wait with ctx.Err().
+	// wait with ctx.Err(). When the stream or group no longer exists it may return an
+	// error wrapping ErrNoGroup, which makes the consumer re-create the group.
+	// Entries deleted while pending come back (id "0" reads) with nil Values.
+	// Deliveries must be filled: 1 for ">" reads, the pending count for "0" reads.
 	ReadGroup(ctx context.Context, stream, group, consumer, id string, count int, block time.Duration) ([]Entry, error)
 
 	// Ack mirrors XACK <stream> <group> <id>...

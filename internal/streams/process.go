@@ -1,0 +1,168 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+)
+
+// ioTimeout bounds the acks and dead-letter moves the worker sends, which must still go
+// out while the consumer is closing.
+const ioTimeout = 5 * time.Second
+
+// process runs one batch. Successes are acked together at the end of the batch (one
+// XACK instead of one per entry): safe, because an entry acked late is at worst
+// delivered again after a crash, which R4.3 already demands handlers tolerate. Once
+// the consumer is closing, entries not yet started are left pending.
+func (c *Consumer) process(ctx context.Context, b batch, h hub.Handler) {
+	acks := make([]string, 0, len(b.entries))
+	if c.cfg.Concurrency <= 1 {
+		for _, e := range b.entries {
+			if c.readCtx.Err() != nil {
+				break
+			}
+			if c.handle(ctx, e, h) {
+				acks = append(acks, e.ID)
+			}
+		}
+	} else {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, c.cfg.Concurrency)
+		for _, e := range b.entries {
+			if c.readCtx.Err() != nil {
+				break
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if c.handle(ctx, e, h) {
+					mu.Lock()
+					acks = append(acks, e.ID)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if len(acks) > 0 {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
+		if err := c.b.Ack(actx, c.cfg.Stream, c.cfg.Group, acks...); err != nil {
+			c.cfg.Logger.Error("stream ack failed; the entries will be delivered again",
+				"stream", c.cfg.Stream, "group", c.cfg.Group, "count", len(acks), "error", err)
+		}
+		cancel()
+	}
+	for _, e := range b.entries {
+		c.inHand.Delete(e.ID)
+	}
+}
+
+// handle runs one entry and reports whether it is to be acked. Dead-lettered entries
+// are acked by the move itself and report false.
+func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
+	cfg := c.cfg
+	if e.Values == nil {
+		// Deleted (trimmed) while pending: there is nothing left to deliver, and keeping
+		// it pending would make it come back forever (watermill-redisstream PR #38).
+		return true
+	}
+	typ, id := e.Values["type"], e.Values["event_id"]
+	m := cfg.Metrics
+	m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "received").Inc()
+	if ms, ok := entryMillis(e.ID); ok {
+		m.Lag.WithLabelValues(cfg.Transport, cfg.Stream, cfg.Group).Observe(time.Since(time.UnixMilli(ms)).Seconds())
+	}
+	if e.Deliveries > int64(cfg.MaxDeliveries) {
+		errText := fmt.Sprintf("delivered %d times without success", e.Deliveries)
+		if last, ok := c.lastErr.Load(e.ID); ok {
+			errText = last.(string)
+		}
+		c.deadLetter(ctx, e, typ, id, errText, ReasonMaxDeliveries)
+		return false
+	}
+	ev, err := cloudevent.DecodeFields(e.Values, cfg.DefaultSource)
+	if err != nil {
+		c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMalformed)
+		return false
+	}
+	if cfg.Versions != nil {
+		if err := cfg.Versions.CheckVersion(ev); err != nil {
+			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonUnknownVersion)
+			return false
+		}
+	}
+	cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", id, "group", cfg.Group, "consumer", cfg.Consumer)
+	key := cfg.Group + ":" + ev.ID
+	if cfg.Idempotency != nil {
+		seen, err := cfg.Idempotency.Seen(ctx, key)
+		switch {
+		case err != nil:
+			cfg.Logger.WarnContext(ctx, "idempotency check failed; handling the event anyway", "event_id", id, "error", err)
+		case seen:
+			m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "duplicate").Inc()
+			return true
+		}
+	}
+	start := time.Now()
+	if err := call(ctx, h, ev); err != nil {
+		m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "failed").Inc()
+		if ctx.Err() == nil && e.Deliveries >= int64(cfg.MaxDeliveries) {
+			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMaxDeliveries)
+			return false
+		}
+		c.lastErr.Store(e.ID, err.Error())
+		cfg.Logger.WarnContext(ctx, "event_failed", "type", typ, "event_id", id, "error", err.Error(), "retry_count", e.Deliveries-1)
+		return false
+	}
+	if cfg.Idempotency != nil {
+		if err := cfg.Idempotency.MarkProcessed(ctx, key, cfg.IdempotencyTTL); err != nil {
+			cfg.Logger.WarnContext(ctx, "idempotency record failed; a redelivery would run the handler again", "event_id", id, "error", err)
+		}
+	}
+	c.lastErr.Delete(e.ID)
+	m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "acked").Inc()
+	cfg.Logger.DebugContext(ctx, "event_acked", "type", typ, "event_id", id, "elapsed_ms", time.Since(start).Milliseconds())
+	return true
+}
+
+// deadLetter moves an entry to the DLQ stream and acks it in one atomic backend call
+// (R4.6, N2). If the move fails the entry stays pending and a later claim retries it.
+func (c *Consumer) deadLetter(ctx context.Context, e Entry, typ, id, errText, reason string) {
+	cfg := c.cfg
+	fields := DeadLetterFields(e.Values, errText, e.Deliveries, cfg.Stream, cfg.Group, e.ID, reason)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
+	defer cancel()
+	if err := c.b.DeadLetter(dctx, cfg.Stream, cfg.Group, e.ID, cfg.DLQStream, fields); err != nil {
+		cfg.Logger.ErrorContext(ctx, "dead-letter move failed; the entry stays pending", "entry_id", e.ID, "event_id", id, "error", err)
+		return
+	}
+	c.lastErr.Delete(e.ID)
+	cfg.Metrics.DLQ.WithLabelValues(cfg.Transport, cfg.Stream, reason).Inc()
+	cfg.Logger.WarnContext(ctx, "event_dlq", "type", typ, "event_id", id, "final_error", errText)
+}
+
+// call runs the handler, turning a panic into an error so one bad event cannot crash
+// the consumer (N2's "does not crash" applied to handlers too).
+func call(ctx context.Context, h hub.Handler, ev *cloudevent.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = hub.Errorf(hub.Internal, "handler panicked: %v", r)
+		}
+	}()
+	return h(ctx, ev)
+}
+
+// entryMillis extracts the append time from an entry id "<ms>-<seq>".
+func entryMillis(id string) (int64, bool) {
+	ms, _, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,131 @@
+package redisstream
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxLen caps each stream at about this many entries (R6: MAXLEN ~ 100000).
+	// The cap trims entries whether or not every group has read them: size it above the
+	// backlog the slowest group may build, or use MinIDAge instead.
+	DefaultMaxLen = 100000
+	// DefaultMaxBatch is the most events one pipelined round trip carries.
+	DefaultMaxBatch = 1000
+	// DefaultPipelines is how many pipelines may be in flight at once. Sends arriving
+	// while they are busy queue up and leave together in the next one.
+	DefaultPipelines = 2
+	// DefaultName labels metrics and logs.
+	DefaultName = "redisstream"
+	// RetentionE8 is seed 001's stream retention (E8), a ready value for MinIDAge.
+	RetentionE8 = 7 * 24 * time.Hour
+)
+
+// Naming conventions selectable by name in Config.Naming (and the URL's naming=).
+const (
+	NamingService  = "service"  // koder:events:<Service> (R1)
+	NamingCategory = "category" // events.<first word of type> (E8)
+)
+
+// minIDTrimInterval spaces out MINID trims of one stream: trimming by age is
+// housekeeping, and one XTRIM per stream per second is plenty.
+const minIDTrimInterval = time.Second
+
+// Config configures a Transport. Exactly one of Namer, Stream, Naming "category" or
+// Service picks the stream of each event.
+type Config struct {
+	// Service is the origin service: events go to "koder:events:<Service>" (R1).
+	Service string `yaml:"service"`
+	// Naming is "service" (default when Service is set) or "category" (events.<word>).
+	Naming string `yaml:"naming"`
+	// Stream sends every event to this one stream (reserved prefix rules apply).
+	Stream string `yaml:"stream"`
+	// MaxLen trims each stream to about this many entries (MAXLEN ~, default 100000);
+	// a negative value disables the cap.
+	MaxLen int64 `yaml:"max_len"`
+	// MinIDAge, when positive, also trims entries older than this (XTRIM MINID ~, at
+	// most once a second per stream); RetentionE8 is seed 001's 7 days. Default off.
+	MinIDAge time.Duration `yaml:"min_id_age"`
+	// MaxBatch is the most events per pipelined round trip (default 1000).
+	MaxBatch int `yaml:"max_batch"`
+	// Pipelines is the number of round trips in flight at once (default 2).
+	Pipelines int `yaml:"pipelines"`
+	// Name labels metrics and logs (default "redisstream").
+	Name string `yaml:"name"`
+
+	// Namer overrides the naming fields with a function of the event.
+	Namer Namer `yaml:"-"`
+	// Logger receives event_emitted (debug) and publish failures (default slog.Default()).
+	Logger *slog.Logger `yaml:"-"`
+	// Metrics receives event_count_total (default: unregistered collectors).
+	Metrics *hub.StreamMetrics `yaml:"-"`
+}
+
+func (c *Config) setDefaults() {
+	if c.Naming == "" && c.Service != "" {
+		c.Naming = NamingService
+	}
+	if c.MaxLen == 0 {
+		c.MaxLen = DefaultMaxLen
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.Pipelines == 0 {
+		c.Pipelines = DefaultPipelines
+	}
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = hub.NewStreamMetrics(nil)
+	}
+}
+
+// Validate reports the first invalid field by name.
+func (c *Config) Validate() error {
+	sources := 0
+	for _, set := range []bool{c.Namer != nil, c.Stream != "", c.Naming == NamingCategory, c.Naming == NamingService} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case c.Naming != "" && c.Naming != NamingService && c.Naming != NamingCategory:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Naming must be %q or %q, got %q", NamingService, NamingCategory, c.Naming)
+	case sources == 0:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required")
+	case sources > 1:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one")
+	case c.Naming == NamingService && ValidateService(c.Service) != nil:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Service: %v", ValidateService(c.Service))
+	case c.Stream != "" && ValidateStream(c.Stream) != nil:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Stream: %v", ValidateStream(c.Stream))
+	case c.MinIDAge < 0:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MinIDAge must not be negative, got %s", c.MinIDAge)
+	case c.MaxBatch < 0:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MaxBatch must be positive, got %d", c.MaxBatch)
+	case c.Pipelines < 0:
+		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Pipelines must be positive, got %d", c.Pipelines)
+	}
+	return nil
+}
+
+// namer resolves the naming fields into one Namer.
+func (c *Config) namer() Namer {
+	switch {
+	case c.Namer != nil:
+		return c.Namer
+	case c.Stream != "":
+		return Fixed(c.Stream)
+	case c.Naming == NamingCategory:
+		return PerCategory()
+	}
+	return PerService(c.Service)
+}

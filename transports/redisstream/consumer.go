@@ -1,0 +1,87 @@
+package redisstream
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/streams"
+)
+
+// ConsumerConfig configures a Consumer: the R4 loop's settings (stream, group, consumer
+// name, COUNT/BLOCK, claim timing, MaxDeliveries, DLQ stream, concurrency, drain
+// timeout, idempotency store, version checker, logger, metrics). Its defaults are
+// streams' Default* constants; the DLQ defaults to DLQStreamFor(Stream) and Consumer
+// to the host name.
+type ConsumerConfig = streams.Config
+
+// Consumer reads one stream as a member of a consumer group (R4, hub.Consumer): own
+// pending entries first, then new ones in batches of 100; handler; one XACK per batch;
+// failures stay pending and are claimed again after ClaimMinIdle; after MaxDeliveries
+// the entry moves to the DLQ with its error; malformed entries and unknown MAJOR
+// versions go there at once. The loop itself lives in internal/streams, shared with
+// kdbstream. Close leaves the client open.
+type Consumer struct {
+	*streams.Consumer
+	backend *Backend
+	client  redis.UniversalClient
+	once    sync.Once
+}
+
+// NewConsumer validates cfg (the group must follow R3's <service>-<purpose>) and returns
+// a Consumer over client. It does no I/O: Start creates the group.
+func NewConsumer(client redis.UniversalClient, cfg ConsumerConfig) (*Consumer, error) {
+	if client == nil {
+		return nil, hub.Errorf(hub.InvalidArgument, "redisstream: nil client")
+	}
+	if err := ValidateGroup(cfg.Group); err != nil {
+		return nil, err
+	}
+	if err := ValidateStream(cfg.Stream); err != nil {
+		return nil, err
+	}
+	if cfg.DLQStream == "" {
+		cfg.DLQStream = DLQStreamFor(cfg.Stream)
+	}
+	if cfg.Consumer == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			return nil, hub.Errorf(hub.InvalidArgument, "redisstream: ConsumerConfig.Consumer is required (no host name to default to)")
+		}
+		cfg.Consumer = host
+	}
+	if cfg.Transport == "" {
+		cfg.Transport = DefaultName
+	}
+	b := NewBackend(client)
+	c, err := streams.New(b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Consumer{Consumer: c, backend: b, client: client}, nil
+}
+
+// NewConsumer returns a Consumer sharing the transport's client.
+func (t *Transport) NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+	return NewConsumer(t.client, cfg)
+}
+
+// Start warns once if the server keeps nothing on disk (E6), creates the group and
+// starts consuming in the background.
+func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
+	c.once.Do(func() { WarnIfVolatile(ctx, c.client, c.Config().Logger) })
+	return c.Consumer.Start(ctx, h)
+}
+
+// Close stops the consumer (see streams.Consumer.Close) and releases its dedicated
+// read connections.
+func (c *Consumer) Close() error {
+	err := c.Consumer.Close()
+	c.backend.blocker.close()
+	return err
+}
+
+var _ hub.Consumer = (*Consumer)(nil)

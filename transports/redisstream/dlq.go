@@ -1,0 +1,147 @@
+package redisstream
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/streams"
+)
+
+// DeadLetter is one entry of a dead-letter stream, split into the original entry and
+// the metadata the consumer added when it gave up (R4.6, E6).
+type DeadLetter struct {
+	ID           string            // the entry id in the dead-letter stream
+	Time         time.Time         // when it was dead-lettered (from ID)
+	Fields       map[string]string // the original R2 fields, as in the source stream
+	Error        string            // the last handler or decode error
+	Reason       string            // streams.ReasonMaxDeliveries, ReasonMalformed or ReasonUnknownVersion
+	SourceStream string            // where it came from, and where Replay sends it
+	Group        string            // the group that gave up
+	OriginalID   string            // its id in the source stream
+	Deliveries   int64             // deliveries before the move
+}
+
+// DLQ operates one dead-letter stream (W3): list, inspect, replay, purge. The admin API
+// and the CLI call these; they are plain stream commands, so redis-cli works too.
+type DLQ struct {
+	client redis.UniversalClient
+	stream string
+}
+
+// NewDLQ returns the operations on dlqStream ("<stream>:dlq", or "events.dlq").
+func NewDLQ(client redis.UniversalClient, dlqStream string) *DLQ {
+	return &DLQ{client: client, stream: dlqStream}
+}
+
+// Stream returns the dead-letter stream's key.
+func (d *DLQ) Stream() string { return d.stream }
+
+// Len returns the number of dead letters.
+func (d *DLQ) Len(ctx context.Context) (int64, error) {
+	n, err := d.client.XLen(ctx, d.stream).Result()
+	return n, classify(err)
+}
+
+// List returns up to count dead letters after the entry id after ("" for the oldest
+// first), oldest first; page by passing the last ID back.
+func (d *DLQ) List(ctx context.Context, after string, count int64) ([]DeadLetter, error) {
+	start := "-"
+	if after != "" {
+		start = "(" + after
+	}
+	if count <= 0 {
+		count = 100
+	}
+	msgs, err := d.client.XRangeN(ctx, d.stream, start, "+", count).Result()
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := make([]DeadLetter, len(msgs))
+	for i, m := range msgs {
+		out[i] = toDeadLetter(m)
+	}
+	return out, nil
+}
+
+// Get returns one dead letter; a missing id is NotFound.
+func (d *DLQ) Get(ctx context.Context, id string) (DeadLetter, error) {
+	msgs, err := d.client.XRange(ctx, d.stream, id, id).Result()
+	if err != nil {
+		return DeadLetter{}, classify(err)
+	}
+	if len(msgs) == 0 {
+		return DeadLetter{}, hub.Errorf(hub.NotFound, "redisstream: no dead letter %s in %s", id, d.stream)
+	}
+	return toDeadLetter(msgs[0]), nil
+}
+
+// replayScript re-appends the original fields to the source stream and deletes the
+// dead letter in one atomic step, so a replay never duplicates or loses the entry even
+// when two operators replay at once. KEYS[1] DLQ, KEYS[2] source stream; ARGV[1] the
+// dead letter's id, ARGV[2] MAXLEN, ARGV[3..] the original fields.
+var replayScript = redis.NewScript(`
+if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return false end
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+redis.call('XDEL', KEYS[1], ARGV[1])
+return id`)
+
+// Replay appends the dead letter's original fields to its source stream as a new entry
+// (a new delivery: every group of that stream sees it, and R5's idempotency by
+// event_id keeps groups that had handled it from acting twice), then deletes it from
+// the DLQ. It returns the new entry's id; a missing dead letter is NotFound.
+func (d *DLQ) Replay(ctx context.Context, id string) (string, error) {
+	dl, err := d.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if dl.SourceStream == "" {
+		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streams.FieldSourceStream)
+	}
+	args := make([]any, 0, 2+2*len(dl.Fields))
+	args = append(args, id, strconv.Itoa(DefaultMaxLen))
+	for _, f := range streams.OrderedFields(dl.Fields) {
+		args = append(args, f)
+	}
+	newID, err := replayScript.Run(ctx, d.client, []string{d.stream, dl.SourceStream}, args...).Text()
+	if errors.Is(err, redis.Nil) {
+		return "", hub.Errorf(hub.NotFound, "redisstream: dead letter %s was removed concurrently", id)
+	}
+	return newID, classify(err)
+}
+
+// Purge deletes the given dead letters, or the whole dead-letter stream when no id is
+// given, and returns how many entries went.
+func (d *DLQ) Purge(ctx context.Context, ids ...string) (int64, error) {
+	if len(ids) > 0 {
+		n, err := d.client.XDel(ctx, d.stream, ids...).Result()
+		return n, classify(err)
+	}
+	n, err := d.client.XLen(ctx, d.stream).Result()
+	if err != nil {
+		return 0, classify(err)
+	}
+	return n, classify(d.client.Del(ctx, d.stream).Err())
+}
+
+func toDeadLetter(m redis.XMessage) DeadLetter {
+	original, meta := streams.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
+	dl := DeadLetter{
+		ID: m.ID, Fields: original,
+		Error: meta[streams.FieldError], Reason: meta[streams.FieldReason],
+		SourceStream: meta[streams.FieldSourceStream], Group: meta[streams.FieldGroup],
+		OriginalID: meta[streams.FieldOriginalID],
+	}
+	dl.Deliveries, _ = strconv.ParseInt(meta[streams.FieldDeliveryCount], 10, 64)
+	if ms, _, _ := strings.Cut(m.ID, "-"); ms != "" {
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
+			dl.Time = time.UnixMilli(n).UTC()
+		}
+	}
+	return dl
+}
