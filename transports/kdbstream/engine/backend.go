@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"time"
+
+	"github.com/koder/eventhub/internal/streams"
+)
+
+// The streams.Backend methods: the shared R4 consumer loop runs on these exactly as it
+// runs on go-redis.
+
+// CreateGroup is XGROUP CREATE ... MKSTREAM; an existing group is not an error.
+func (e *Engine) CreateGroup(ctx context.Context, stream, grp, start string) error {
+	err := e.GroupCreate(ctx, stream, grp, start, true, -1)
+	if IsBusyGroup(err) {
+		return nil
+	}
+	return err
+}
+
+// ReadGroup is XREADGROUP; block 0 does not block (streams.Backend's rule).
+func (e *Engine) ReadGroup(ctx context.Context, stream, grp, consumer, id string, count int, block time.Duration) ([]streams.Entry, error) {
+	if block <= 0 {
+		block = -1
+	}
+	res, err := e.ReadGroupRaw(ctx, stream, grp, consumer, id, int64(count), block, false)
+	if err != nil || res.Nil {
+		return nil, err
+	}
+	out := make([]streams.Entry, 0, len(res.Entries))
+	for i, en := range res.Entries {
+		out = append(out, streams.Entry{ID: en.ID.String(), Values: valuesMap(en.Fields), Deliveries: res.Deliveries[i]})
+	}
+	return out, nil
+}
+
+// Ack is XACK.
+func (e *Engine) Ack(ctx context.Context, stream, grp string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := e.XAck(ctx, stream, grp, ids...)
+	return err
+}
+
+// AutoClaim is XAUTOCLAIM.
+func (e *Engine) AutoClaim(ctx context.Context, stream, grp, consumer string, minIdle time.Duration, cursor string, count int) (string, []streams.Entry, error) {
+	if cursor == "" {
+		cursor = "0-0"
+	}
+	r, err := e.XAutoClaim(ctx, stream, grp, consumer, minIdle, cursor, int64(count), false)
+	if err != nil {
+		return "", nil, err
+	}
+	out := make([]streams.Entry, 0, len(r.Claimed))
+	for _, c := range r.Claimed {
+		out = append(out, streams.Entry{ID: c.ID.String(), Values: valuesMap(c.Fields), Deliveries: c.Deliveries})
+	}
+	return r.Next.String(), out, nil
+}
+
+// DeadLetter appends fields to dlqStream and acks id in stream, in one transaction.
+func (e *Engine) DeadLetter(ctx context.Context, src, grp, id, dlqStream string, fields []string) error {
+	pid, err := ParseStrictID(id)
+	if err != nil {
+		return err
+	}
+	if len(fields) == 0 || len(fields)%2 != 0 {
+		return errWrongArgs("xadd")
+	}
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		names := []string{src, dlqStream}
+		sort.Strings(names)
+		locked := map[string]*stream{}
+		for _, n := range names {
+			s, err := e.lockStream(ctx, tx, n, n == dlqStream)
+			if err != nil {
+				return err
+			}
+			locked[n] = s
+		}
+		d := locked[dlqStream]
+		nid, err := nextID(d, "*", e.nowMs())
+		if err != nil {
+			return err
+		}
+		if d.length == 0 {
+			d.first = nid
+		}
+		d.last, d.length, d.added = nid, d.length+1, d.added+1
+		if err := e.insertEntries(ctx, tx, []pendingRow{{d.sid, nid, encodeFields(fields)}}); err != nil {
+			return err
+		}
+		if err := e.saveStream(ctx, tx, d); err != nil {
+			return err
+		}
+		if e.pg {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, e.notifyChannel(), dlqStream); err != nil {
+				return err
+			}
+		}
+		if s := locked[src]; s != nil {
+			_, err = e.deletePending(ctx, tx, s.sid, grp, []ID{pid})
+		}
+		return err
+	})
+	if err == nil {
+		e.waiters.notify(dlqStream)
+	}
+	return err
+}
+
+func valuesMap(f []string) map[string]string {
+	if f == nil {
+		return nil
+	}
+	m := make(map[string]string, len(f)/2)
+	for i := 0; i+1 < len(f); i += 2 {
+		m[f[i]] = f[i+1]
+	}
+	return m
+}
+
+var _ streams.Backend = (*Engine)(nil)

@@ -1,0 +1,236 @@
+// Package engine is a stream store with Redis Streams semantics on SQL: one SQLite file
+// (pure Go, WAL) as the zero-setup default, or PostgreSQL when several processes share
+// streams. It implements the command subset the hub uses (XADD, XGROUP CREATE,
+// XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XDEL, XTRIM, XLEN, XRANGE, XINFO) with
+// Redis 7.0's replies, and streams.Backend so the shared R4 consumer loop runs on it.
+//
+// Every command is one SQL transaction that first locks the stream's row (SELECT ... FOR
+// UPDATE on PostgreSQL; SQLite has one writer connection), so commands on a stream are
+// serialised exactly as Redis's single thread serialises them, across processes too on
+// PostgreSQL. Appends go through a committer goroutine that coalesces concurrent XADDs
+// into one transaction (group commit): one fsync covers many publishers.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// Drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// Defaults.
+const (
+	DefaultSynchronous  = "FULL"
+	DefaultMaxBatch     = 10000
+	DefaultPollInterval = time.Second
+	DefaultSchema       = "public"
+	DefaultBusyTimeout  = 10 * time.Second
+)
+
+// Config configures an Engine.
+type Config struct {
+	// Driver is "sqlite" or "postgres".
+	Driver string `yaml:"driver"`
+	// DSN is the SQLite file path or the PostgreSQL URL.
+	DSN string `yaml:"dsn"`
+	// Schema is the PostgreSQL schema holding the tables (created if missing); default
+	// "public". Ignored for SQLite.
+	Schema string `yaml:"schema"`
+	// Synchronous is SQLite's synchronous pragma in WAL mode: "FULL" (default: every
+	// acknowledged commit is fsynced, it survives power loss) or "NORMAL" (the WAL is
+	// fsynced at checkpoints only: a commit survives a process crash such as kill -9,
+	// the last commits may be lost on power loss).
+	Synchronous string `yaml:"synchronous"`
+	// MaxBatch caps the entries one group-commit transaction takes; default 10000.
+	MaxBatch int `yaml:"max_batch"`
+	// PollInterval is how often a blocked XREADGROUP on PostgreSQL re-checks when no
+	// NOTIFY arrives (a safety net for a lost listener connection); default 1s.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// Now is the clock (ms ids, idle times); tests replace it. Default time.Now.
+	Now func() time.Time `yaml:"-"`
+}
+
+func (c *Config) setDefaults() {
+	if c.Schema == "" {
+		c.Schema = DefaultSchema
+	}
+	if c.Synchronous == "" {
+		c.Synchronous = DefaultSynchronous
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate checks the configuration and names the offending field.
+func (c *Config) Validate() error {
+	switch c.Driver {
+	case DriverSQLite, DriverPostgres:
+	default:
+		return hub.Errorf(hub.InvalidArgument, "kdbstream: Driver %q: want sqlite or postgres", c.Driver)
+	}
+	if c.DSN == "" {
+		return hub.Errorf(hub.InvalidArgument, "kdbstream: DSN is empty")
+	}
+	switch strings.ToUpper(c.Synchronous) {
+	case "FULL", "NORMAL", "EXTRA", "OFF":
+	default:
+		return hub.Errorf(hub.InvalidArgument, "kdbstream: Synchronous %q: want FULL or NORMAL", c.Synchronous)
+	}
+	for _, r := range c.Schema {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return hub.Errorf(hub.InvalidArgument, "kdbstream: Schema %q: letters, digits and _ only", c.Schema)
+		}
+	}
+	return nil
+}
+
+// Engine is the stream store. It is safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	db      *sql.DB
+	pg      bool
+	queries sync.Map // query text -> dialect text
+	waiters *waiters
+	appends chan *appendReq
+	done    chan struct{}
+	wg      sync.WaitGroup
+	closeMu sync.RWMutex
+	closed  bool
+	stopPG  func()
+}
+
+// Open connects, creates the tables if needed and starts the committer.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
+	var err error
+	if cfg.Driver == DriverSQLite {
+		err = e.openSQLite(ctx)
+	} else {
+		e.pg = true
+		err = e.openPostgres(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.migrate(ctx); err != nil {
+		e.db.Close()
+		if e.stopPG != nil {
+			e.stopPG()
+		}
+		return nil, err
+	}
+	e.wg.Add(1)
+	go e.committer()
+	return e, nil
+}
+
+// Close stops the committer (pending appends finish first) and closes the database.
+func (e *Engine) Close() error {
+	e.closeMu.Lock()
+	if e.closed {
+		e.closeMu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.done)
+	e.closeMu.Unlock()
+	e.wg.Wait()
+	if e.stopPG != nil {
+		e.stopPG()
+	}
+	e.waiters.closeAll()
+	return e.db.Close()
+}
+
+// DB exposes the database handle (the idempotency store and the migration checkpoint
+// live in the same database).
+func (e *Engine) DB() *sql.DB { return e.db }
+
+// Postgres reports whether the engine runs on PostgreSQL.
+func (e *Engine) Postgres() bool { return e.pg }
+
+// Rebind rewrites '?' placeholders for the engine's dialect ($n on PostgreSQL).
+func (e *Engine) Rebind(q string) string { return e.q(q) }
+
+func (e *Engine) q(s string) string {
+	if !e.pg {
+		return s
+	}
+	if v, ok := e.queries.Load(s); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	e.queries.Store(s, b.String())
+	return b.String()
+}
+
+func (e *Engine) forUpdate() string {
+	if e.pg {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+func (e *Engine) nowMs() int64 { return e.cfg.Now().UnixMilli() }
+
+// inTx runs fn in one transaction, committing on nil.
+func (e *Engine) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	e.closeMu.RLock()
+	closed := e.closed
+	e.closeMu.RUnlock()
+	if closed {
+		return errClosed
+	}
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return classify(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return classify(err)
+	}
+	return classify(tx.Commit())
+}
+
+// classify maps database errors to hub codes; command errors pass unchanged.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return hub.Wrap(dbCode(err), err)
+}

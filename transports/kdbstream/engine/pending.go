@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strings"
+	"time"
+)
+
+// XAck mirrors XACK and returns how many ids were pending (and no longer are). A
+// missing stream or group acknowledges nothing, as in Redis.
+func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (int64, error) {
+	parsed := make([]ID, 0, len(ids))
+	for _, s := range ids {
+		id, err := ParseStrictID(s)
+		if err != nil {
+			return 0, err
+		}
+		parsed = append(parsed, id)
+	}
+	var n int64
+	err := e.inTx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		s, err := e.lockStream(ctx, tx, stream, false)
+		if err != nil || s == nil {
+			return err
+		}
+		n, err = e.deletePending(ctx, tx, s.sid, grp, parsed)
+		return err
+	})
+	return n, err
+}
+
+// deletePending removes ids from a group's PEL in chunks of one statement each.
+func (e *Engine) deletePending(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, error) {
+	const chunk = 100
+	var total int64
+	for len(ids) > 0 {
+		k := min(len(ids), chunk)
+		var b strings.Builder
+		b.WriteString(`DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND (`)
+		args := []any{sid, grp}
+		for i, id := range ids[:k] {
+			if i > 0 {
+				b.WriteString(` OR `)
+			}
+			b.WriteString(`(ms = ? AND seq = ?)`)
+			args = append(args, id.Ms, id.Seq)
+		}
+		b.WriteByte(')')
+		res, err := tx.ExecContext(ctx, e.q(b.String()), args...)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		total += n
+		ids = ids[k:]
+	}
+	return total, nil
+}
+
+// PendingSummary is XPENDING's summary form.
+type PendingSummary struct {
+	Count     int64
+	Min, Max  ID
+	Consumers []ConsumerPending // sorted by name, only consumers with pending entries
+}
+
+// ConsumerPending is one consumer's pending count.
+type ConsumerPending struct {
+	Name  string
+	Count int64
+}
+
+// XPendingSummary mirrors XPENDING <stream> <group>.
+func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (PendingSummary, error) {
+	var ps PendingSummary
+	err := e.inTx(ctx, func(tx *sql.Tx) error {
+		ps = PendingSummary{}
+		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, e.q(`SELECT consumer, COUNT(*) FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer`), s.sid, grp)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c ConsumerPending
+			if err := rows.Scan(&c.Name, &c.Count); err != nil {
+				return err
+			}
+			ps.Count += c.Count
+			ps.Consumers = append(ps.Consumers, c)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// Byte order, like Redis's rax (SQL collations may differ).
+		sort.Slice(ps.Consumers, func(i, j int) bool { return ps.Consumers[i].Name < ps.Consumers[j].Name })
+		if ps.Count == 0 {
+			return nil
+		}
+		if err := tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms, seq LIMIT 1`), s.sid, grp).
+			Scan(&ps.Min.Ms, &ps.Min.Seq); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms DESC, seq DESC LIMIT 1`), s.sid, grp).
+			Scan(&ps.Max.Ms, &ps.Max.Seq)
+	})
+	return ps, err
+}
+
+// PendingEntry is one row of XPENDING's extended form.
+type PendingEntry struct {
+	ID         ID
+	Consumer   string
+	Idle       time.Duration
+	Deliveries int64
+}
+
+// PendingQuery is XPENDING's extended form: [IDLE min] start end count [consumer].
+type PendingQuery struct {
+	MinIdle    time.Duration
+	Start, End string // "-", "+", "(id", id
+	Count      int64
+	Consumer   string // "" = all
+}
+
+// XPending mirrors XPENDING's extended form.
+func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQuery) ([]PendingEntry, error) {
+	start, _, err := parseRangeStart(pq.Start)
+	if err != nil {
+		return nil, err
+	}
+	end, _, err := parseRangeEnd(pq.End)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingEntry
+	err = e.inTx(ctx, func(tx *sql.Tx) error {
+		out = []PendingEntry{}
+		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
+		if err != nil {
+			return err
+		}
+		if pq.Count <= 0 || end.Less(start) {
+			return nil
+		}
+		now := e.nowMs()
+		q := `SELECT ms, seq, consumer, delivery_time, delivery_count FROM kdb_pending
+			WHERE sid = ? AND grp = ? AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?))`
+		args := []any{s.sid, grp, start.Ms, start.Ms, start.Seq, end.Ms, end.Ms, end.Seq}
+		if pq.Consumer != "" {
+			q += ` AND consumer = ?`
+			args = append(args, pq.Consumer)
+		}
+		if pq.MinIdle > 0 {
+			q += ` AND delivery_time <= ?`
+			args = append(args, now-pq.MinIdle.Milliseconds())
+		}
+		q += ` ORDER BY ms, seq LIMIT ?`
+		args = append(args, pq.Count)
+		rows, err := tx.QueryContext(ctx, e.q(q), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p PendingEntry
+			var dt int64
+			if err := rows.Scan(&p.ID.Ms, &p.ID.Seq, &p.Consumer, &dt, &p.Deliveries); err != nil {
+				return err
+			}
+			p.Idle = time.Duration(max(now-dt, 0)) * time.Millisecond
+			out = append(out, p)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// stream is a stream's metadata row (Redis's stream struct minus the radix tree).
+type stream struct {
+	sid    int64
+	name   string
+	last   ID // last generated id
+	first  ID // first entry id, 0-0 when empty
+	maxDel ID // max_deleted_entry_id (XDEL only, as in Redis 7.0)
+	length int64
+	added  int64 // entries_added
+}
+
+// lockStream loads a stream's row and locks it for the transaction (FOR UPDATE on
+// PostgreSQL; SQLite's single connection already serialises). create makes a missing
+// stream (MKSTREAM); otherwise a missing stream returns nil, nil.
+func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create bool) (*stream, error) {
+	s, err := e.selectStream(ctx, tx, name)
+	if s != nil || err != nil || !create {
+		return s, err
+	}
+	if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`), name); err != nil {
+		return nil, err
+	}
+	return e.selectStream(ctx, tx, name)
+}
+
+func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
+	s := &stream{name: name}
+	err := tx.QueryRowContext(ctx, e.q(`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
+		FROM kdb_streams WHERE name = ?`+e.forUpdate()), name).
+		Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return s, err
+}
+
+func (e *Engine) saveStream(ctx context.Context, tx *sql.Tx, s *stream) error {
+	_, err := tx.ExecContext(ctx, e.q(`UPDATE kdb_streams SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?,
+		maxdel_ms = ?, maxdel_seq = ?, length = ?, entries_added = ? WHERE id = ?`),
+		s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid)
+	return err
+}
+
+// refreshFirst recomputes the first entry id after deletions.
+func (e *Engine) refreshFirst(ctx context.Context, tx *sql.Tx, s *stream) error {
+	if s.length == 0 {
+		s.first = ID{}
+		return nil
+	}
+	return tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1`), s.sid).
+		Scan(&s.first.Ms, &s.first.Seq)
+}
+
+// entryExists reports whether id is still in the stream.
+func (e *Engine) entryExists(ctx context.Context, tx *sql.Tx, sid int64, id ID) (bool, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, e.q(`SELECT 1 FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`), sid, id.Ms, id.Seq).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// entryFields returns an entry's fields, or nil, false when it was deleted.
+func (e *Engine) entryFields(ctx context.Context, tx *sql.Tx, sid int64, id ID) ([]string, bool, error) {
+	var b []byte
+	err := tx.QueryRowContext(ctx, e.q(`SELECT fields FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`), sid, id.Ms, id.Seq).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	f, err := decodeFields(b)
+	return f, err == nil, err
+}
+
+// Entry is a stream entry as XRANGE returns it.
+type Entry struct {
+	ID     ID
+	Fields []string // flat field, value pairs; nil for a pending entry deleted from the stream
+}
+
+func (e *Engine) scanEntries(rows *sql.Rows) ([]Entry, error) {
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var en Entry
+		var b []byte
+		if err := rows.Scan(&en.ID.Ms, &en.ID.Seq, &b); err != nil {
+			return nil, err
+		}
+		f, err := decodeFields(b)
+		if err != nil {
+			return nil, err
+		}
+		en.Fields = f
+		out = append(out, en)
+	}
+	return out, rows.Err()
+}
+
+// hasTombstones is Redis's streamRangeHasTombstones(s, start, NULL).
+func (s *stream) hasTombstones(start ID) bool {
+	if s.length == 0 || s.maxDel.IsZero() {
+		return false
+	}
+	if s.first.Cmp(s.maxDel) > 0 {
+		return false
+	}
+	return start.Cmp(s.maxDel) <= 0
+}
+
+// estimateRead is Redis's streamEstimateDistanceFromFirstEverEntry; -1 means unknown.
+func (s *stream) estimateRead(id ID) int64 {
+	if s.added == 0 {
+		return 0
+	}
+	if s.length == 0 && id.Cmp(s.last) < 1 {
+		return s.added
+	}
+	switch c := id.Cmp(s.last); {
+	case c == 0:
+		return s.added
+	case c > 0:
+		return -1
+	}
+	if s.maxDel.IsZero() || s.maxDel.Cmp(s.first) < 0 {
+		switch id.Cmp(s.first) {
+		case -1:
+			return s.added - s.length
+		case 0:
+			return s.added - s.length + 1
+		}
+	}
+	return -1
+}
+
+// lag is Redis's streamReplyWithCGLag; ok false means nil.
+func (s *stream) lag(g *group) (int64, bool) {
+	if s.added == 0 {
+		return 0, true
+	}
+	if g.entriesRead >= 0 && !s.hasTombstones(g.last) {
+		return s.added - g.entriesRead, true
+	}
+	if r := s.estimateRead(g.last); r >= 0 {
+		return s.added - r, true
+	}
+	return 0, false
+}
