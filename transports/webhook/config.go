@@ -1,0 +1,196 @@
+package webhook
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults for Config. Each names its unit; see the field docs for the trade-offs.
+const (
+	DefaultQueue                = "webhook"
+	DefaultWorkers              = 100
+	DefaultJitter               = 0.2
+	DefaultAttemptTimeout       = 15 * time.Second
+	DefaultMaxRetryAfter        = 2 * time.Hour
+	DefaultResponseExcerpt      = 1024
+	DefaultRotationGrace        = 24 * time.Hour
+	MaxRotationGrace            = 7 * 24 * time.Hour
+	DefaultBreakerThreshold     = 5
+	DefaultBreakerPause         = time.Minute
+	DefaultCacheTTL             = time.Second
+	DefaultMaxConnsPerHost      = 64
+	DefaultMode                 = ModeStructured
+	DefaultUserAgent            = "eventhub-webhook/1"
+	maxSecretsPerEndpoint       = 10
+	breakerSnoozeJitterFraction = 0.1
+)
+
+// Mode selects the CloudEvents HTTP binding mode of a request.
+type Mode string
+
+const (
+	// ModeStructured sends the whole event as an application/cloudevents+json body:
+	// one self-describing document, what most receivers log and replay.
+	ModeStructured Mode = "structured"
+	// ModeBinary sends the data as the body and the attributes as ce-* headers: the
+	// receiver's handler gets its payload unwrapped.
+	ModeBinary Mode = "binary"
+)
+
+// Config configures a Transport. New applies the defaults, then Validate.
+type Config struct {
+	// Name labels metrics and logs. Default "webhook".
+	Name string `yaml:"name"`
+
+	// Queue is the ledger queue of deliveries. Default DefaultQueue.
+	Queue string `yaml:"queue"`
+	// Workers is how many deliveries this process attempts at once. Default 100.
+	Workers int `yaml:"workers"`
+	// NoWork registers no queue: this process fans out (Send) and manages endpoints,
+	// other processes deliver. Default false.
+	NoWork bool `yaml:"no_work"`
+
+	// RetrySchedule is the wait before each retry (H3); a delivery gets
+	// len(RetrySchedule)+1 attempts, then it is dead. Default DefaultRetrySchedule.
+	RetrySchedule []time.Duration `yaml:"retry_schedule"`
+	// Jitter spreads each wait uniformly by ±Jitter of it. Default 0.2; negative = none.
+	Jitter float64 `yaml:"jitter"`
+	// MaxRetryAfter caps a receiver's Retry-After (honoured on 429 and 503 when longer
+	// than the scheduled wait). Default 2 h.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
+	// AttemptTimeout bounds one request, connect to last response byte. Default 15 s
+	// (Standard Webhooks recommends 15-30 s). Must stay below the ledger's JobTimeout.
+	AttemptTimeout time.Duration `yaml:"attempt_timeout"`
+	// ResponseExcerpt is how many bytes of a failed response body are kept with the
+	// delivery. Default 1024.
+	ResponseExcerpt int `yaml:"response_excerpt"`
+
+	// Mode is the CloudEvents HTTP binding mode. Default structured.
+	Mode Mode `yaml:"mode"`
+	// StandardWebhooks also sends webhook-timestamp and webhook-signature (the Standard
+	// Webhooks scheme) so receivers can use that ecosystem's verifiers. Default false.
+	StandardWebhooks bool `yaml:"standard_webhooks"`
+	// UserAgent of requests. Default DefaultUserAgent.
+	UserAgent string `yaml:"user_agent"`
+	// RotationGrace is how long RotateSecret keeps the old secret signing (both
+	// signatures are sent meanwhile). Default 24 h, at most 7 days.
+	RotationGrace time.Duration `yaml:"rotation_grace"`
+
+	// BreakerThreshold is how many consecutive failed attempts open an endpoint's
+	// breaker. Default 5 (gobreaker's ConsecutiveFailures > 5 is one more).
+	BreakerThreshold int `yaml:"breaker_threshold"`
+	// BreakerPause is how long an open breaker defers deliveries before one probe is
+	// let through (half-open). Default 1 min.
+	BreakerPause time.Duration `yaml:"breaker_pause"`
+
+	// CacheTTL is how long a worker reuses an endpoint's row and a closed breaker's
+	// state before reading them again. Changes made through this process are seen at
+	// once; changes by other replicas within CacheTTL. 0 = default 1 s; negative = read
+	// every time.
+	CacheTTL time.Duration `yaml:"cache_ttl"`
+	// MaxConnsPerHost bounds idle keep-alive connections per receiver. Default 64.
+	MaxConnsPerHost int `yaml:"max_conns_per_host"`
+
+	// Allow exempts destinations from the SSRF rules (H4): CIDRs ("10.1.0.0/16"), IPs,
+	// host names or "*.domain". For private deployments and tests; every entry is an
+	// explicit hole, so keep it short. Default none.
+	Allow []string `yaml:"allow"`
+	// Resolver resolves receiver hosts. Default net.DefaultResolver. Tests inject one.
+	Resolver Resolver `yaml:"-"`
+
+	// Registerer receives the transport's metrics. Default none (not exported).
+	Registerer prometheus.Registerer `yaml:"-"`
+	// Logger receives delivery logs. Default slog.Default().
+	Logger *slog.Logger `yaml:"-"`
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "webhook"
+	}
+	if c.Queue == "" {
+		c.Queue = DefaultQueue
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.RetrySchedule == nil {
+		c.RetrySchedule = DefaultRetrySchedule
+	}
+	if c.Jitter == 0 {
+		c.Jitter = DefaultJitter
+	}
+	if c.MaxRetryAfter == 0 {
+		c.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if c.ResponseExcerpt == 0 {
+		c.ResponseExcerpt = DefaultResponseExcerpt
+	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.RotationGrace == 0 {
+		c.RotationGrace = DefaultRotationGrace
+	}
+	if c.BreakerThreshold == 0 {
+		c.BreakerThreshold = DefaultBreakerThreshold
+	}
+	if c.BreakerPause == 0 {
+		c.BreakerPause = DefaultBreakerPause
+	}
+	if c.CacheTTL == 0 {
+		c.CacheTTL = DefaultCacheTTL
+	}
+	if c.MaxConnsPerHost == 0 {
+		c.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports the first invalid field by name.
+func (c *Config) Validate() error {
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("webhook: Workers %d: at least 1", c.Workers)
+	case len(c.RetrySchedule) == 0:
+		return fmt.Errorf("webhook: RetrySchedule: at least one wait")
+	case c.Jitter >= 1:
+		return fmt.Errorf("webhook: Jitter %g: below 1", c.Jitter)
+	case c.MaxRetryAfter < 0:
+		return fmt.Errorf("webhook: MaxRetryAfter %s: must not be negative", c.MaxRetryAfter)
+	case c.AttemptTimeout <= 0:
+		return fmt.Errorf("webhook: AttemptTimeout %s: must be positive", c.AttemptTimeout)
+	case c.ResponseExcerpt < 0:
+		return fmt.Errorf("webhook: ResponseExcerpt %d: must not be negative", c.ResponseExcerpt)
+	case c.Mode != ModeStructured && c.Mode != ModeBinary:
+		return fmt.Errorf("webhook: Mode %q: structured or binary", c.Mode)
+	case c.RotationGrace < 0 || c.RotationGrace > MaxRotationGrace:
+		return fmt.Errorf("webhook: RotationGrace %s: between 0 and %s", c.RotationGrace, MaxRotationGrace)
+	case c.BreakerThreshold < 1:
+		return fmt.Errorf("webhook: BreakerThreshold %d: at least 1", c.BreakerThreshold)
+	case c.BreakerPause <= 0:
+		return fmt.Errorf("webhook: BreakerPause %s: must be positive", c.BreakerPause)
+	case c.MaxConnsPerHost < 1:
+		return fmt.Errorf("webhook: MaxConnsPerHost %d: at least 1", c.MaxConnsPerHost)
+	}
+	for i, d := range c.RetrySchedule {
+		if d <= 0 {
+			return fmt.Errorf("webhook: RetrySchedule[%d] %s: must be positive", i, d)
+		}
+	}
+	if _, err := newGuard(c.Allow, nil); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+)
+
+// result is what one attempt produced.
+type result struct {
+	status     int
+	excerpt    string
+	err        error // nil when delivered
+	code       hub.ErrorCode
+	outcome    outcome
+	retryAfter time.Duration
+	elapsed    time.Duration
+}
+
+// drainLimit is how much of a response body is read to let the connection be reused;
+// past it the connection is closed instead (a receiver streaming megabytes of error
+// page should not hold a worker).
+const drainLimit = 64 << 10
+
+// buildRequest encodes ev with the CloudEvents HTTP binding and signs the exact body
+// bytes (H2) with every active secret of ep at now.
+func (t *Transport) buildRequest(ctx context.Context, ep *Endpoint, ev *cloudevent.Event, deliveryID int64, now time.Time) (*http.Request, error) {
+	mode := cloudevent.HTTPStructured
+	if t.cfg.Mode == ModeBinary {
+		mode = cloudevent.HTTPBinary
+	}
+	h, body, err := cloudevent.ToHTTP(ev, mode)
+	if err != nil {
+		return nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	secrets := ep.activeSecrets(now)
+	req.Header.Set(SignatureHeader, Sign(now, body, secrets...))
+	req.Header.Set(IDHeader, ev.ID)
+	if t.cfg.StandardWebhooks {
+		keys := make([][]byte, len(secrets))
+		for i, s := range secrets {
+			keys[i] = StandardKey(string(s))
+		}
+		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(StandardSignatureHeader, SignStandard(ev.ID, now, body, keys...))
+	}
+	req.Header.Set(DeliveryHeader, strconv.FormatInt(deliveryID, 10))
+	req.Header.Set("User-Agent", t.cfg.UserAgent)
+	return req, nil
+}
+
+// attempt sends one delivery request and classifies the outcome.
+func (t *Transport) attempt(ctx context.Context, ep *Endpoint, ev *cloudevent.Event, deliveryID int64) result {
+	if _, err := checkURL(ep.URL); err != nil { // the static rules again at send
+		return result{err: err, code: hub.PermissionDenied, outcome: blocked}
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.AttemptTimeout)
+	defer cancel()
+	now := time.Now()
+	req, err := t.buildRequest(ctx, ep, ev, deliveryID, now)
+	if err != nil {
+		return result{err: err, code: hub.Code(err), outcome: invalid}
+	}
+	resp, err := t.client.Do(req)
+	elapsed := time.Since(now)
+	if err != nil {
+		code, out := classifyErr(err)
+		t.m.duration.WithLabelValues("error").Observe(elapsed.Seconds())
+		return result{err: hub.Errorf(code, "webhook: POST %s: %w", ep.URL, err), code: code, outcome: out, elapsed: elapsed}
+	}
+	defer resp.Body.Close()
+	t.m.duration.WithLabelValues(strconv.Itoa(resp.StatusCode/100) + "xx").Observe(elapsed.Seconds())
+	cls := classifyStatus(resp.StatusCode)
+	r := result{status: resp.StatusCode, code: cls.code, outcome: cls.outcome, elapsed: elapsed}
+	if cls.outcome != delivered {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.cfg.ResponseExcerpt)))
+		r.excerpt = string(b)
+		r.err = hub.Errorf(cls.code, "webhook: POST %s: status %d", ep.URL, resp.StatusCode)
+		if cls.retryAfter {
+			r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+	return r
+}

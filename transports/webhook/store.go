@@ -1,0 +1,217 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// The transport's own tables live in the ledger's database (its PostgreSQL schema via
+// search_path, or the SQLite file). The SQL is the portable subset both backends run
+// unchanged through database/sql: $N placeholders, TEXT/BIGINT/INTEGER columns, times
+// as unix microseconds, ON CONFLICT DO NOTHING, RETURNING.
+var schemaSQL = []string{
+	`CREATE TABLE IF NOT EXISTS webhook_endpoints (
+		id TEXT PRIMARY KEY,
+		url TEXT NOT NULL,
+		secrets TEXT NOT NULL,
+		patterns TEXT NOT NULL,
+		tenant_id TEXT NOT NULL DEFAULT '',
+		enabled INTEGER NOT NULL,
+		disabled_reason TEXT NOT NULL DEFAULT '',
+		description TEXT NOT NULL DEFAULT '',
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		version BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS webhook_breakers (
+		endpoint_id TEXT PRIMARY KEY,
+		state TEXT NOT NULL,
+		failures INTEGER NOT NULL,
+		opened_at BIGINT NOT NULL,
+		probe_until BIGINT NOT NULL,
+		trips BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	)`,
+}
+
+// store is the SQL of endpoints and breakers.
+type store struct{ db *sql.DB }
+
+func (s store) migrate(ctx context.Context) error {
+	for _, q := range schemaSQL {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			// Two processes creating the same table at once on PostgreSQL can collide on
+			// the catalog; the second try sees the table.
+			if _, err2 := s.db.ExecContext(ctx, q); err2 != nil {
+				return dbErr("migrate", err)
+			}
+		}
+	}
+	return nil
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+// dbErr classifies a database error: no rows is NotFound, a cancelled context passes
+// through, the rest is Unavailable (the database is the ledger: retryable).
+func dbErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return hub.Errorf(hub.NotFound, "webhook: %s: not found", op)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return hub.Errorf(hub.Unavailable, "webhook: %s: %w", op, err)
+}
+
+const endpointCols = `id, url, secrets, patterns, tenant_id, enabled, disabled_reason, description, created_at, updated_at, version`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanEndpoint(r scanner) (*Endpoint, error) {
+	var (
+		e                 Endpoint
+		secrets, patterns string
+		enabled           int
+		created, updated  int64
+	)
+	if err := r.Scan(&e.ID, &e.URL, &secrets, &patterns, &e.TenantID, &enabled, &e.DisabledReason,
+		&e.Description, &created, &updated, &e.version); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(secrets), &e.Secrets); err != nil {
+		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: secrets: %w", e.ID, err)
+	}
+	if err := json.Unmarshal([]byte(patterns), &e.Patterns); err != nil {
+		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: patterns: %w", e.ID, err)
+	}
+	e.Enabled = enabled != 0
+	e.CreatedAt, e.UpdatedAt = fromMicros(created), fromMicros(updated)
+	var err error
+	if e.compiled, err = compilePatterns(e.Patterns); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
+	secrets, _ := json.Marshal(e.Secrets)
+	patterns, _ := json.Marshal(e.Patterns)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr("create endpoint", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		e.ID, e.URL, string(secrets), string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
+		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version); err != nil {
+		return dbErr("create endpoint", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_breakers
+		(endpoint_id, state, failures, opened_at, probe_until, trips, updated_at)
+		VALUES ($1, 'closed', 0, 0, 0, 0, $2) ON CONFLICT (endpoint_id) DO NOTHING`,
+		e.ID, micros(e.CreatedAt)); err != nil {
+		return dbErr("create endpoint", err)
+	}
+	return dbErr("create endpoint", tx.Commit())
+}
+
+func (s store) getEndpoint(ctx context.Context, id string) (*Endpoint, error) {
+	e, err := scanEndpoint(s.db.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, hub.Errorf(hub.NotFound, "webhook: endpoint %s not found", id)
+	}
+	return e, dbErr("get endpoint", err)
+}
+
+func (s store) listEndpoints(ctx context.Context, enabledOnly bool) ([]*Endpoint, error) {
+	q := `SELECT ` + endpointCols + ` FROM webhook_endpoints`
+	if enabledOnly {
+		q += ` WHERE enabled = 1`
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`)
+	if err != nil {
+		return nil, dbErr("list endpoints", err)
+	}
+	defer rows.Close()
+	var out []*Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, dbErr("list endpoints", err)
+		}
+		out = append(out, e)
+	}
+	return out, dbErr("list endpoints", rows.Err())
+}
+
+// saveEndpoint writes e if nobody changed it since it was read (optimistic lock on
+// version); false when somebody did.
+func (s store) saveEndpoint(ctx context.Context, e *Endpoint) (bool, error) {
+	secrets, _ := json.Marshal(e.Secrets)
+	patterns, _ := json.Marshal(e.Patterns)
+	res, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $2, secrets = $3, patterns = $4,
+		tenant_id = $5, enabled = $6, disabled_reason = $7, description = $8, updated_at = $9, version = version + 1
+		WHERE id = $1 AND version = $10`,
+		e.ID, e.URL, string(secrets), string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
+		e.Description, micros(e.UpdatedAt), e.version)
+	if err != nil {
+		return false, dbErr("update endpoint", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, dbErr("update endpoint", err)
+	}
+	if n == 1 {
+		e.version++
+	}
+	return n == 1, nil
+}
+
+// disableEndpoint is the unconditional disable a 410 triggers (no read first).
+func (s store) disableEndpoint(ctx context.Context, id, reason string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $2,
+		updated_at = $3, version = version + 1 WHERE id = $1 AND enabled = 1`, id, reason, micros(now))
+	return dbErr("disable endpoint", err)
+}
+
+func (s store) deleteEndpoint(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr("delete endpoint", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1`, id)
+	if err != nil {
+		return dbErr("delete endpoint", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return hub.Errorf(hub.NotFound, "webhook: endpoint %s not found", id)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_breakers WHERE endpoint_id = $1`, id); err != nil {
+		return dbErr("delete endpoint", err)
+	}
+	return dbErr("delete endpoint", tx.Commit())
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

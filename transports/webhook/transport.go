@@ -1,0 +1,210 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/ledger"
+)
+
+// Transport delivers events to registered HTTP endpoints (H1-H6). Send fans each event
+// out to one durable delivery job per matching endpoint in the ledger; the ledger's
+// workers (in this process unless Config.NoWork, and in every other process on the
+// same database) sign and POST them, retry on the schedule, defer them while the
+// endpoint's breaker is open, and leave them dead after the last attempt for resend.
+//
+// It is safe for concurrent use. It owns its HTTP client; the ledger belongs to the
+// caller, who starts it after New (workers and queue are registered by New) and
+// closes it after Close.
+type Transport struct {
+	cfg    Config
+	l      *ledger.Ledger
+	st     store
+	guard  *guard
+	client *http.Client
+	policy retryPolicy
+	br     *breakers
+	m      *metrics
+	log    *slog.Logger
+	unique river.UniqueOpts
+
+	epMu    sync.Mutex
+	epCache map[string]cachedEndpoint
+
+	// retryAfter carries a receiver's Retry-After from Work to NextRetry, which River
+	// calls right after Work returns, in the same process, for the same job.
+	retryAfter sync.Map // job id -> time.Duration
+
+	closed atomic.Bool
+}
+
+type cachedEndpoint struct {
+	ep *Endpoint
+	at time.Time
+}
+
+// deliveryKind is the ledger job kind of a delivery.
+const deliveryKind = "webhook_delivery"
+
+// deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1), so a
+// re-sent event finds its delivery and adds none. The event travels in its structured
+// JSON form, which round-trips every attribute.
+type deliveryArgs struct {
+	EndpointID string          `json:"endpoint_id" river:"unique"`
+	EventID    string          `json:"event_id" river:"unique"`
+	EventType  string          `json:"event_type"`
+	Event      json.RawMessage `json:"event"`
+}
+
+func (deliveryArgs) Kind() string { return deliveryKind }
+
+// New builds the transport on l: it creates its tables (idempotent), registers the
+// delivery worker and, unless cfg.NoWork, the delivery queue. Start the ledger after.
+// One Transport per Ledger: the worker kind is registered once.
+func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	if l == nil {
+		return nil, hub.Errorf(hub.InvalidArgument, "webhook: nil ledger")
+	}
+	lc := l.Config()
+	if jt := cfg.AttemptTimeout + attemptMargin; jt >= lc.RescueStuckJobsAfter {
+		return nil, hub.Errorf(hub.InvalidArgument,
+			"webhook: AttemptTimeout %s: must stay %s below the ledger's RescueStuckJobsAfter %s, or live deliveries would be rescued and sent twice",
+			cfg.AttemptTimeout, attemptMargin, lc.RescueStuckJobsAfter)
+	}
+	g, _ := newGuard(cfg.Allow, cfg.Resolver)
+	t := &Transport{
+		cfg:     cfg,
+		l:       l,
+		st:      store{db: l.DB()},
+		guard:   g,
+		client:  newHTTPClient(g, cfg.MaxConnsPerHost),
+		policy:  retryPolicy{schedule: cfg.RetrySchedule, jitter: cfg.Jitter, maxRetryAfter: cfg.MaxRetryAfter},
+		log:     cfg.Logger.With("transport", cfg.Name),
+		unique:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
+		epCache: map[string]cachedEndpoint{},
+	}
+	t.br = &breakers{
+		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
+		lease: cfg.AttemptTimeout + attemptMargin, ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
+	}
+	t.m = newMetrics(cfg.Registerer, cfg.Name, t.br)
+	t.br.onChange = func(id string, to BreakerState) {
+		t.m.transitions.WithLabelValues(string(to)).Inc()
+		t.log.Info("webhook: breaker", "endpoint", id, "state", to)
+	}
+	if err := t.st.migrate(ctx); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(l.Workers(), river.Worker[deliveryArgs](&worker{t: t})); err != nil {
+		return nil, hub.Errorf(hub.AlreadyExists, "webhook: %v (one Transport per ledger)", err)
+	}
+	if !cfg.NoWork {
+		if err := l.AddQueue(cfg.Queue, cfg.Workers); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// attemptMargin is the time a delivery job needs beyond its request: endpoint and
+// breaker reads and writes.
+const attemptMargin = 10 * time.Second
+
+// Name labels metrics and logs.
+func (t *Transport) Name() string { return t.cfg.Name }
+
+// Send fans each event out to every enabled endpoint whose patterns and tenant filter
+// match it, as one delivery job per (endpoint, event), all inserted in one ledger
+// transaction (H1). It returns once they are durable. Re-sending an event adds no
+// delivery for an endpoint that already has one, whatever that delivery's state.
+//
+// Matching happens here, against the endpoints registered now, and skips endpoints
+// registered after the event's time (H6): an endpoint created later never receives an
+// earlier event, even when that event is re-sent after the endpoint appeared.
+func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
+	if t.closed.Load() {
+		return hub.Errorf(hub.FailedPrecondition, "webhook: send after Close")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	eps, err := t.st.listEndpoints(ctx, true)
+	if err != nil {
+		return err
+	}
+	var params []river.InsertManyParams
+	for _, ev := range batch {
+		if ev == nil {
+			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
+		}
+		var raw []byte
+		for _, ep := range eps {
+			if !ep.matches(ev) || (!ev.Time.IsZero() && ep.CreatedAt.After(ev.Time)) {
+				continue
+			}
+			if raw == nil {
+				if raw, err = json.Marshal(ev); err != nil {
+					return hub.Wrap(hub.InvalidArgument, err)
+				}
+			}
+			params = append(params, river.InsertManyParams{
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Event: raw},
+				InsertOpts: &river.InsertOpts{
+					Queue:       t.cfg.Queue,
+					MaxAttempts: t.policy.maxAttempts(),
+					Tags:        []string{ep.ID},
+					UniqueOpts:  t.unique,
+				},
+			})
+		}
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := t.l.InsertMany(ctx, params); err != nil {
+		if hub.Code(err) != hub.Unknown {
+			return err
+		}
+		return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
+	}
+	return nil
+}
+
+// Close stops accepting Sends and drops idle connections. It does not stop or close
+// the ledger (the caller's); deliveries in flight finish under the ledger's Stop.
+// Idempotent.
+func (t *Transport) Close() error {
+	if t.closed.Swap(true) {
+		return nil
+	}
+	t.client.CloseIdleConnections()
+	return nil
+}
+
+// Health reports whether the ledger database answers.
+func (t *Transport) Health(ctx context.Context) error {
+	return dbErr("health", t.st.db.PingContext(ctx))
+}
+
+var (
+	_ hub.Transport     = (*Transport)(nil)
+	_ hub.Named         = (*Transport)(nil)
+	_ hub.HealthChecker = (*Transport)(nil)
+)

@@ -1,0 +1,116 @@
+package webhook
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+)
+
+// Metadata keys a delivery job carries after an attempt (River merges them into the
+// job row whether the attempt succeeded or not), read back by Delivery.
+const (
+	metaStatus   = "status"   // last HTTP status, 0 when no response
+	metaResponse = "response" // first ResponseExcerpt bytes of the last failed response
+	metaError    = "error"    // last error text
+	metaCode     = "code"     // hub error code name of the last failure
+	metaReason   = "reason"   // why a delivery ended without success (gone, blocked...)
+)
+
+// worker attempts one delivery per job.
+type worker struct {
+	river.WorkerDefaults[deliveryArgs]
+	t *Transport
+}
+
+// Timeout bounds the whole job: the request plus its database reads and writes.
+func (w *worker) Timeout(*river.Job[deliveryArgs]) time.Duration {
+	return w.t.cfg.AttemptTimeout + attemptMargin
+}
+
+// NextRetry is the retry schedule (H3) with the receiver's Retry-After, if any.
+func (w *worker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
+	var hint time.Duration
+	if v, ok := w.t.retryAfter.LoadAndDelete(job.ID); ok {
+		hint = v.(time.Duration)
+	}
+	return time.Now().Add(w.t.policy.delay(job.Attempt, hint))
+}
+
+// Work gates the attempt on the endpoint and its breaker, sends, and turns the result
+// into River's vocabulary: nil (delivered), an error (retry; discarded = dead after the
+// last attempt), JobSnooze (deferred while the breaker is open, no attempt spent) or
+// JobCancel (dead at once).
+func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
+	t := w.t
+	now := time.Now()
+	ep, err := t.endpoint(ctx, job.Args.EndpointID, now)
+	switch {
+	case hub.Code(err) == hub.NotFound:
+		return t.end(ctx, "endpoint_deleted", hub.Errorf(hub.NotFound, "webhook: endpoint %s deleted", job.Args.EndpointID))
+	case err != nil:
+		return err
+	case !ep.Enabled:
+		return t.end(ctx, "endpoint_disabled", hub.Errorf(hub.FailedPrecondition, "webhook: endpoint %s disabled: %s", ep.ID, ep.DisabledReason))
+	}
+	wait, err := t.br.admit(ctx, ep.ID, now)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		t.m.deliveries.WithLabelValues("deferred").Inc()
+		return river.JobSnooze(wait)
+	}
+	ev, err := cloudevent.ParseJSON(job.Args.Event)
+	if err != nil {
+		return t.end(ctx, "invalid", hub.Wrap(hub.InvalidArgument, err))
+	}
+	r := t.attempt(ctx, ep, ev, job.ID)
+	_ = river.MetadataSet(ctx, metaStatus, r.status)
+	if r.outcome == delivered {
+		t.m.deliveries.WithLabelValues("delivered").Inc()
+		return t.br.success(ctx, ep.ID, time.Now())
+	}
+	_ = river.MetadataSet(ctx, metaResponse, r.excerpt)
+	_ = river.MetadataSet(ctx, metaError, r.err.Error())
+	_ = river.MetadataSet(ctx, metaCode, r.code.String())
+	switch r.outcome {
+	case gone:
+		if err := t.st.disableEndpoint(ctx, ep.ID, "410 Gone from receiver", time.Now()); err != nil {
+			return err // retried: the endpoint must end up disabled
+		}
+		t.forgetEndpoint(ep.ID)
+		t.log.Warn("webhook: endpoint disabled by 410 Gone", "endpoint", ep.ID)
+		return t.end(ctx, "gone", r.err)
+	case blocked, invalid:
+		t.log.Warn("webhook: delivery refused", "endpoint", ep.ID, "delivery", job.ID, "err", r.err)
+		return t.end(ctx, r.outcome.String(), r.err)
+	}
+	if _, err := t.br.failure(ctx, ep.ID, time.Now()); err != nil {
+		t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
+	}
+	if job.Attempt >= job.MaxAttempts {
+		_ = river.MetadataSet(ctx, metaReason, "exhausted")
+		t.m.deliveries.WithLabelValues("dead").Inc()
+	} else {
+		t.m.deliveries.WithLabelValues("failed").Inc()
+		if r.retryAfter > 0 {
+			t.retryAfter.Store(job.ID, r.retryAfter)
+		}
+	}
+	return r.err
+}
+
+// end finishes a delivery without success and without further attempts (River
+// cancelled state; shown as dead, resendable).
+func (t *Transport) end(ctx context.Context, reason string, err error) error {
+	_ = river.MetadataSet(ctx, metaReason, reason)
+	_ = river.MetadataSet(ctx, metaError, err.Error())
+	t.m.deliveries.WithLabelValues(reason).Inc()
+	return river.JobCancel(err)
+}
+
+var _ river.Worker[deliveryArgs] = (*worker)(nil)
