@@ -28,3 +28,15 @@ func (r *route) chain() []namedMiddleware {
 		{"recoverer", recovererMiddleware},
 	}
 }
+
+// DeliveryChainNames returns the names of the direct-delivery middleware, outermost
+// first; it documents (and lets a test pin) the chain's order.
+func DeliveryChainNames() []string {
+	var r route
+	chain := r.chain()
+	names := make([]string, len(chain))
+	for i, m := range chain {
+		names[i] = m.name
+	}
+	return names
+}

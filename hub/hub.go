@@ -183,6 +183,14 @@ func (h *Hub) close() error {
 		err = Errorf(DeadlineExceeded, "hub: Close: deliveries still running after %s (%d events still queued); cancelled", h.opts.closeTimeout, left)
 	}
 	h.cancelDeliver()
+	if err != nil {
+		// Cancelled deliveries and the still-queued events turn into failure events
+		// quickly; give that the same bound once more rather than lose the records.
+		select {
+		case <-drained:
+		case <-time.After(h.opts.closeTimeout):
+		}
+	}
 	if cerr := h.router.Close(); cerr != nil && err == nil {
 		err = Wrap(DeadlineExceeded, cerr)
 	}
