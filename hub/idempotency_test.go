@@ -61,7 +61,7 @@ func TestR5_Idempotent(t *testing.T) {
 
 type brokenStore struct{ err error }
 
-func (s brokenStore) Seen(context.Context, string) (bool, error)                   { return false, s.err }
+func (s brokenStore) Seen(context.Context, string) (bool, error)                 { return false, s.err }
 func (s brokenStore) MarkProcessed(context.Context, string, time.Duration) error { return s.err }
 
 func TestMemoryIdempotencyStore(t *testing.T) {
