@@ -123,12 +123,7 @@ func buildModule[M any](f *config.File, env config.Lookup, logger *slog.Logger, 
 // first key of the section the message names, or at the section. errors.Join'ed errors
 // become one problem each.
 func moduleProblems(f *config.File, sec config.Module, path, stage string, err error) config.Problems {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
+	errs := splitJoined(err)
 	var ps config.Problems
 	for _, e := range errs {
 		msg := e.Error()
@@ -221,4 +216,19 @@ func LoadSchemas(f *config.File) (*schema.Registry, config.Problems) {
 		}
 	}
 	return reg, ps
+}
+
+// splitJoined finds an errors.Join inside err's chain (libraries wrap their joined
+// Validate errors in a hub.Error) and returns its parts, or err alone.
+func splitJoined(err error) []error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			var out []error
+			for _, part := range j.Unwrap() {
+				out = append(out, splitJoined(part)...)
+			}
+			return out
+		}
+	}
+	return []error{err}
 }

@@ -3,15 +3,237 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/koder/eventhub/cmd/hub/internal/config"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
 )
 
-// App is a running hub.
-type App struct{}
+// App is a running hub: transports open, routes forwarding, sources feeding it, the
+// admin API listening.
+type App struct {
+	plan    *Plan
+	log     *slog.Logger
+	rt      *registry.Runtime
+	hub     *hub.Hub
+	reg     *prometheus.Registry
+	ready   atomic.Bool
+	servers []*http.Server
+	addrs   map[string]string
 
-// Start opens and starts everything in the plan.
-func Start(ctx context.Context, p *Plan) (*App, error) {
-	return nil, errors.New("not implemented")
+	transports []openTransport
+	sources    []Section[registry.SourceModule]
+	started    []Section[registry.SourceModule]
+	outbox     *outboxRunner
 }
 
-// Close stops intake, drains and closes everything.
-func (a *App) Close(ctx context.Context) error { return nil }
+type openTransport struct {
+	name string
+	id   registry.ID
+	mod  registry.TransportModule
+	t    hub.Transport
+}
+
+// Start opens and starts everything in order: metrics registry, shared store,
+// transports, the hub and its routes, the outbox relay, sources, then the admin and
+// metrics listeners. A failure closes what already started, in reverse.
+func Start(ctx context.Context, p *Plan) (a *App, err error) {
+	cfg := &p.File.Config
+	a = &App{plan: p, log: p.Logger, addrs: map[string]string{}}
+	a.reg = prometheus.NewRegistry()
+	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.rt = &registry.Runtime{Logger: p.Logger, Registry: a.reg, Store: cfg.Store, File: p.File, Schemas: p.Schemas,
+		StreamMets: hub.NewStreamMetrics(a.reg)}
+	defer func() {
+		if err != nil {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+			defer cancel()
+			if cerr := a.Close(closeCtx); cerr != nil {
+				p.Logger.Warn("cleanup after failed start", "error", cerr)
+			}
+			a = nil
+		}
+	}()
+
+	for _, s := range p.Transports {
+		t, err := s.Module.Open(ctx, a.rt)
+		if err != nil {
+			return a, fmt.Errorf("transports.%s (%s): open: %w", s.Name, s.ID, err)
+		}
+		a.transports = append(a.transports, openTransport{s.Name, s.ID, s.Module, t})
+		p.Logger.Info("transport open", "name", s.Name, "module", string(s.ID))
+	}
+
+	opts := []hub.Option{hub.WithLogger(p.Logger), hub.WithRegisterer(a.reg), hub.WithRegistry(p.Schemas),
+		hub.WithCloseTimeout(cfg.ShutdownTimeout)}
+	if usesOutbox(cfg) {
+		ob, err := openOutbox(ctx, a)
+		if err != nil {
+			return a, fmt.Errorf("outbox: %w", err)
+		}
+		a.outbox = ob
+		opts = append(opts, hub.WithOutbox(ob.outbox))
+	}
+	h, err := hub.New(opts...)
+	if err != nil {
+		return a, fmt.Errorf("hub: %w", err)
+	}
+	a.hub = h
+	a.rt.Publisher = h
+	for _, r := range cfg.Routes {
+		for _, to := range r.To {
+			t := a.transport(to)
+			ropts := []hub.RouteOption{hub.WithName(RouteName(to, r.Pattern))}
+			if r.Delivery == config.DeliveryOutbox {
+				ropts = append(ropts, hub.WithDelivery(hub.OutboxMode))
+			}
+			if r.Retry.Attempts > 0 || r.Retry.Backoff > 0 || r.Retry.MaxBackoff > 0 {
+				ropts = append(ropts, hub.WithRetry(orInt(r.Retry.Attempts, hub.DefaultAttempts),
+					orDur(r.Retry.Backoff, hub.DefaultBackoffInitial), orDur(r.Retry.MaxBackoff, max(hub.DefaultBackoffMax, r.Retry.Backoff))))
+			}
+			if err := h.Forward(r.Pattern, t, ropts...); err != nil {
+				return a, fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
+			}
+		}
+	}
+	if a.outbox != nil {
+		if err := a.outbox.start(ctx, a); err != nil {
+			return a, fmt.Errorf("outbox relay: %w", err)
+		}
+	}
+	for _, s := range p.Sources {
+		if err := s.Module.Start(ctx, a.rt); err != nil {
+			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
+		}
+		a.started = append(a.started, s)
+		p.Logger.Info("source started", "name", s.Name, "module", string(s.ID))
+	}
+	if cfg.Admin.AdminEnabled() {
+		if err := a.listen("admin", cfg.Admin.Listen, a.adminServer().Handler()); err != nil {
+			return a, err
+		}
+	}
+	if cfg.Metrics.Listen != "" {
+		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg)); err != nil {
+			return a, err
+		}
+	}
+	a.ready.Store(true)
+	p.Logger.Info("hub running", "transports", len(a.transports), "routes", len(cfg.Routes), "sources", len(a.started))
+	return a, nil
+}
+
+// RouteName is the hub route name (and outbox destination) of one route target: stable
+// across restarts and config reordering, so outbox rows written before a restart find
+// their transport after it.
+func RouteName(transport, pattern string) string { return transport + ":" + pattern }
+
+func (a *App) transport(name string) hub.Transport {
+	for _, t := range a.transports {
+		if t.name == name {
+			return t.t
+		}
+	}
+	return nil
+}
+
+func (a *App) listen(what, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	a.servers = append(a.servers, srv)
+	a.addrs[what] = ln.Addr().String()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error(what+" listener stopped", "error", err)
+		}
+	}()
+	a.log.Info(what+" listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr returns the bound address of "admin" or "metrics".
+func (a *App) Addr(what string) string { return a.addrs[what] }
+
+// Hub returns the running hub.
+func (a *App) Hub() *hub.Hub { return a.hub }
+
+// Runtime returns the runtime shared with the modules.
+func (a *App) Runtime() *registry.Runtime { return a.rt }
+
+// Close stops intake first (sources: the HTTP ingress finishes in-flight requests, each
+// of which returned from Publish), then closes the hub (drains direct deliveries), the
+// outbox relay (running jobs finish, the rest stay in the database), the transports,
+// the admin listeners and the shared store, all within ctx's deadline.
+func (a *App) Close(ctx context.Context) error {
+	var errs []error
+	a.ready.Store(false)
+	for i := len(a.started) - 1; i >= 0; i-- {
+		s := a.started[i]
+		if err := s.Module.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("sources.%s: %w", s.Name, err))
+		}
+	}
+	a.started = nil
+	if a.hub != nil {
+		if err := a.hub.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("hub: %w", err))
+		}
+	}
+	if a.outbox != nil {
+		if err := a.outbox.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("outbox: %w", err))
+		}
+	}
+	for i := len(a.transports) - 1; i >= 0; i-- {
+		t := a.transports[i]
+		if err := t.t.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("transports.%s: %w", t.name, err))
+		}
+	}
+	a.transports = nil
+	for _, s := range a.servers {
+		if err := s.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.servers = nil
+	if err := a.rt.CloseShared(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func usesOutbox(c *config.Config) bool {
+	for _, r := range c.Routes {
+		if r.Delivery == config.DeliveryOutbox {
+			return true
+		}
+	}
+	return false
+}
+
+func orInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func orDur(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/schema"
 )
 
 // The lifecycle every module goes through, as in Caddy: a zero value from Info.New,
@@ -73,6 +74,7 @@ func (pc *ProvisionContext) Getenv(name string) string {
 // ledger) opened once, by whichever module needs them first, and closed last.
 type Runtime struct {
 	Publisher  Publisher // the hub, for sources
+	Schemas    *schema.Registry
 	Logger     *slog.Logger
 	Registry   *prometheus.Registry
 	Store      config.Store

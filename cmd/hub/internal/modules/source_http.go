@@ -1,0 +1,139 @@
+package modules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/koder/eventhub/cmd/hub/internal/ingress"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+)
+
+func init() { registry.Register(new(HTTPSource)) }
+
+// Defaults of source.http.
+const (
+	DefaultIngressListen = "127.0.0.1:8080"
+	DefaultIngressPath   = "/events"
+	DefaultReadTimeout   = 30 * time.Second
+)
+
+// HTTPSource is the CloudEvents HTTP ingress (source.http).
+type HTTPSource struct {
+	// Listen is host:port. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// Path is the URL path events are POSTed to. Default /events.
+	Path string `yaml:"path"`
+	// MaxBodyBytes limits a request body (413 above it). Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxBatch limits the events of one batch request (413 above it). Default 1000.
+	MaxBatch int `yaml:"max_batch"`
+	// ReadTimeout bounds reading one request, headers and body. Default 30s.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+
+	srv    *http.Server
+	done   chan struct{}
+	logger *slog.Logger
+	addr   string
+}
+
+// HubModule registers source.http.
+func (*HTTPSource) HubModule() registry.Info {
+	return registry.Info{ID: "source.http", New: func() registry.Module { return new(HTTPSource) },
+		Doc: "CloudEvents HTTP ingress: POST binary, structured or batch events; 202 once published"}
+}
+
+// Provision applies defaults.
+func (s *HTTPSource) Provision(pc *registry.ProvisionContext) error {
+	if s.Listen == "" {
+		s.Listen = DefaultIngressListen
+	}
+	if s.Path == "" {
+		s.Path = DefaultIngressPath
+	}
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = ingress.DefaultMaxBodyBytes
+	}
+	if s.MaxBatch == 0 {
+		s.MaxBatch = ingress.DefaultMaxBatch
+	}
+	if s.ReadTimeout == 0 {
+		s.ReadTimeout = DefaultReadTimeout
+	}
+	s.logger = pc.Logger
+	return nil
+}
+
+// Validate checks the fields.
+func (s *HTTPSource) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
+		errs = append(errs, registry.Field("listen", "expected host:port, got %q", s.Listen))
+	}
+	if s.Path == "" || s.Path[0] != '/' {
+		errs = append(errs, registry.Field("path", "must start with /"))
+	}
+	if s.MaxBodyBytes < 0 {
+		errs = append(errs, registry.Field("max_body_bytes", "must not be negative"))
+	}
+	if s.MaxBatch < 0 {
+		errs = append(errs, registry.Field("max_batch", "must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Handler returns the ingress handler on the runtime's hub (tests and benchmarks use it
+// without a listener).
+func (s *HTTPSource) Handler(rt *registry.Runtime) http.Handler {
+	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger}
+	if rt.Schemas != nil {
+		h.Validator = rt.Schemas
+	}
+	mux := http.NewServeMux()
+	mux.Handle(s.Path, h)
+	return mux
+}
+
+// Start listens and serves in the background.
+func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return fmt.Errorf("ingress: %w", err)
+	}
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s.Handler(rt), ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(rt.Logger.Handler(), slog.LevelWarn)}
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			rt.Logger.Error("ingress stopped", "error", err)
+		}
+	}()
+	rt.Logger.Info("ingress listening", "addr", s.addr, "path", s.Path)
+	return nil
+}
+
+// Addr is the bound address once started.
+func (s *HTTPSource) Addr() string { return s.addr }
+
+// Close stops accepting requests and waits for in-flight ones (each ends once its
+// Publish returned) up to ctx's deadline.
+func (s *HTTPSource) Close(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	return err
+}
+
+var (
+	_ registry.SourceModule = (*HTTPSource)(nil)
+	_ registry.Provisioner  = (*HTTPSource)(nil)
+	_ registry.Validator    = (*HTTPSource)(nil)
+)

@@ -1,0 +1,136 @@
+package modules
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/cmd/hub/internal/ops"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/transports/redisstream"
+)
+
+func init() { registry.Register(new(RedisSource)) }
+
+// RedisSource reads a Redis stream as a consumer group (R4) and publishes every event
+// into the hub (source.redisstream); an entry is acked once Publish returned, retried by
+// claim, dead-lettered after max_deliveries. Without url it reads KODER_REDIS_URL.
+type RedisSource struct {
+	// URL is redis:// or rediss://. Default $KODER_REDIS_URL.
+	URL string `yaml:"url"`
+	// Idempotency skips events this group already processed (R5, Redis SET NX with
+	// idempotency_ttl). Default true.
+	Idempotency *bool `yaml:"idempotency"`
+
+	redisstream.ConsumerConfig `yaml:",inline"`
+
+	client redis.UniversalClient
+	c      *redisstream.Consumer
+}
+
+// HubModule registers source.redisstream.
+func (*RedisSource) HubModule() registry.Info {
+	return registry.Info{ID: "source.redisstream", New: func() registry.Module { return new(RedisSource) },
+		Doc: "Redis stream consumer group: each event is published into the hub, XACKed after Publish"}
+}
+
+// Provision reads KODER_REDIS_URL when url is empty.
+func (m *RedisSource) Provision(pc *registry.ProvisionContext) error {
+	if m.URL == "" {
+		m.URL = pc.Getenv(redisstream.EnvURL)
+	}
+	return nil
+}
+
+// Validate checks the URL, stream and group names (R3) without connecting.
+func (m *RedisSource) Validate() error {
+	var errs []error
+	if m.URL == "" {
+		errs = append(errs, registry.Field("url", "required (or set %s)", redisstream.EnvURL))
+	} else if _, _, err := redisstream.ParseURL(m.URL, redisstream.Config{}); err != nil {
+		errs = append(errs, registry.Field("url", "%v", err))
+	}
+	if m.Stream == "" {
+		errs = append(errs, registry.Field("stream", "required"))
+	} else if err := redisstream.ValidateStream(m.Stream); err != nil {
+		errs = append(errs, registry.Field("stream", "%v", err))
+	}
+	if m.Group == "" {
+		errs = append(errs, registry.Field("group", "required"))
+	} else if err := redisstream.ValidateGroup(m.Group); err != nil {
+		errs = append(errs, registry.Field("group", "%v", err))
+	}
+	cfg := m.ConsumerConfig
+	cfg.Stream, cfg.Group = "s", "g-g"
+	if cfg.Consumer == "" {
+		cfg.Consumer = "c"
+	}
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Start connects and consumes in the background.
+func (m *RedisSource) Start(ctx context.Context, rt *registry.Runtime) error {
+	opts, _, err := redisstream.ParseURL(m.URL, redisstream.Config{})
+	if err != nil {
+		return err
+	}
+	m.client = redis.NewClient(opts)
+	cfg := m.ConsumerConfig
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	if rt.Schemas != nil {
+		cfg.Versions = rt.Schemas
+	}
+	if m.Idempotency == nil || *m.Idempotency {
+		cfg.Idempotency = redisstream.NewIdempotencyStore(m.client, "")
+	}
+	c, err := redisstream.NewConsumer(m.client, cfg)
+	if err == nil {
+		err = c.Start(context.WithoutCancel(ctx), publishHandler(rt))
+	}
+	if err != nil {
+		m.client.Close()
+		return err
+	}
+	m.c = c
+	return nil
+}
+
+// Close stops reading, drains handlers and closes the client.
+func (m *RedisSource) Close(ctx context.Context) error {
+	if m.c == nil {
+		return nil
+	}
+	err := m.c.Close()
+	return errors.Join(err, m.client.Close())
+}
+
+// DLQ operates the group's dead-letter stream.
+func (m *RedisSource) DLQ() ops.DLQ {
+	if m.client == nil {
+		return nil
+	}
+	dlq := m.DLQStream
+	if dlq == "" {
+		dlq = redisstream.DLQStreamFor(m.Stream)
+	}
+	return redisDLQ{redisstream.NewDLQ(m.client, dlq)}
+}
+
+// Status reports the stream and its groups.
+func (m *RedisSource) Status(ctx context.Context) (any, error) {
+	if m.client == nil {
+		return nil, nil
+	}
+	return redisStatus(ctx, m.client, m.Stream)
+}
+
+var (
+	_ registry.SourceModule = (*RedisSource)(nil)
+	_ registry.Provisioner  = (*RedisSource)(nil)
+	_ registry.Validator    = (*RedisSource)(nil)
+	_ ops.DLQProvider       = (*RedisSource)(nil)
+)

@@ -1,0 +1,56 @@
+package modules
+
+import (
+	"context"
+
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/rabbitmq"
+)
+
+func init() { registry.Register(new(RabbitTransport)) }
+
+// RabbitTransport publishes to a durable topic exchange with publisher confirms
+// (transport.rabbitmq). Its keys are rabbitmq.Config's.
+type RabbitTransport struct {
+	rabbitmq.Config `yaml:",inline"`
+}
+
+// HubModule registers transport.rabbitmq.
+func (*RabbitTransport) HubModule() registry.Info {
+	return registry.Info{ID: "transport.rabbitmq", New: func() registry.Module { return new(RabbitTransport) },
+		Doc: "RabbitMQ: durable topic exchange, persistent messages, publisher confirms (CloudEvents AMQP binding)"}
+}
+
+// Validate runs the library's checks on a copy with its defaults, so lint agrees with New.
+func (m *RabbitTransport) Validate() error { return validateRabbit(m.Config) }
+
+// Open connects and declares the exchange.
+func (m *RabbitTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
+	cfg := m.Config
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	return rabbitmq.New(ctx, cfg)
+}
+
+// validateRabbit fills the defaults Validate checks (the library applies them in New)
+// and validates.
+func validateRabbit(c rabbitmq.Config) error {
+	if c.Mode == "" {
+		c.Mode = rabbitmq.DefaultMode
+	}
+	if c.QueueType == "" {
+		c.QueueType = rabbitmq.DefaultQueueType
+	}
+	if c.ReconnectMin == 0 {
+		c.ReconnectMin = rabbitmq.DefaultReconnectMin
+	}
+	if c.ReconnectMax == 0 {
+		c.ReconnectMax = rabbitmq.DefaultReconnectMax
+	}
+	return c.Validate()
+}
+
+var (
+	_ registry.TransportModule = (*RabbitTransport)(nil)
+	_ registry.Validator       = (*RabbitTransport)(nil)
+)
