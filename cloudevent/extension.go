@@ -283,12 +283,15 @@ func applyTypeList(exts map[string]any, list, field string, p *problems) {
 }
 
 // sortedExtNames returns the extension names in order, so encodings are deterministic.
-func sortedExtNames(exts map[string]any, skip1, skip2 string) []string {
+// With skipR2 it leaves out tenantid and actor, which the R2 codec writes as fields of
+// their own.
+func sortedExtNames(exts map[string]any, skipR2 bool) []string {
 	names := make([]string, 0, len(exts))
 	for name := range exts {
-		if name != skip1 && name != skip2 {
-			names = append(names, name)
+		if skipR2 && (name == ExtTenantID || name == ExtActor) {
+			continue
 		}
+		names = append(names, name)
 	}
 	slices.Sort(names)
 	return names

@@ -33,12 +33,18 @@ const DefaultMaxBodyBytes = 1 << 20
 // ToHTTP returns the headers and body of an HTTP request (or response) carrying ev.
 // Header values are percent-encoded as the HTTP binding §3.1.3.2 requires (space, ",
 // % and everything outside U+0021-U+007E, as UTF-8 bytes), which cloudevents/sdk-go
-// does not do. In binary mode the body is ev.Data itself, not a copy.
+// does not do. In binary mode the body is ev.Data itself, not a copy; an event whose
+// datacontenttype is itself a CloudEvents format goes out in structured mode.
 func ToHTTP(ev *Event, mode HTTPMode) (http.Header, []byte, error) {
 	if ev == nil {
 		return nil, nil, errors.New("cloudevent: ToHTTP: nil event")
 	}
 	types := typeList(ev.Extensions)
+	if mode == HTTPBinary && strings.HasPrefix(mediaType(ev.DataContentType), "application/cloudevents") {
+		// Data that is itself in a CloudEvents format would be read back as a
+		// structured event; only structured mode can carry it.
+		mode = HTTPStructured
+	}
 	switch mode {
 	case HTTPStructured:
 		body, err := ev.MarshalJSON()

@@ -53,7 +53,7 @@ func (e *Event) appendJSON(b []byte) ([]byte, error) {
 		b = e.Time.UTC().AppendFormat(b, timeLayout)
 		b = append(b, '"')
 	}
-	for _, name := range sortedExtNames(e.Extensions, "", "") {
+	for _, name := range sortedExtNames(e.Extensions, false) {
 		if !ValidName(name) || reservedName(name) {
 			return nil, fmt.Errorf("cloudevent: MarshalJSON: illegal extension name %q", name)
 		}

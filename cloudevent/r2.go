@@ -105,7 +105,7 @@ func EncodeFields(ev *Event) ([]string, error) {
 	}
 	hasTyped := false
 	if len(ev.Extensions) > 0 {
-		for _, name := range sortedExtNames(ev.Extensions, ExtTenantID, ExtActor) {
+		for _, name := range sortedExtNames(ev.Extensions, true) {
 			if !ValidName(name) || reservedName(name) {
 				p.add(name, "extension name must match ^[a-z0-9]{1,20}$ and not be a core attribute")
 				continue

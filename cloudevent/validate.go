@@ -63,7 +63,7 @@ func (e *Event) validate(p *problems) {
 	} else if _, ok := e.Extensions[ExtTenantID].(string); !ok {
 		p.add(ExtTenantID, "must be a string")
 	}
-	for _, name := range sortedExtNames(e.Extensions, "", "") {
+	for _, name := range sortedExtNames(e.Extensions, false) {
 		if !ValidName(name) {
 			p.add(name, "extension name must match ^[a-z0-9]{1,20}$")
 			continue
