@@ -37,7 +37,7 @@ type Route struct {
 // Transport is one transport the admin API reports on and operates.
 type Transport struct {
 	Name      string
-	Type      string      // module ID
+	Type      string // module ID
 	Transport hub.Transport
 	Module    any // the module: may implement ops.Statuser, ops.DLQProvider, ops.WebhookProvider
 }
@@ -50,10 +50,10 @@ type Server struct {
 	Routes     []Route
 	Transports []Transport
 	// Sources are listed for DLQ operations (a consumer group's DLQ belongs to its source).
-	Sources []Transport
-	Outbox     ops.Outbox // nil when no route uses the outbox
-	Gatherer   prometheus.Gatherer
-	Logger     *slog.Logger
+	Sources  []Transport
+	Outbox   ops.Outbox // nil when no route uses the outbox
+	Gatherer prometheus.Gatherer
+	Logger   *slog.Logger
 	// Ready reports whether the hub finished starting (readiness before transports).
 	Ready func() bool
 

@@ -67,7 +67,9 @@ func (m *RabbitSource) DLQ() ops.DLQ { return rabbitDLQ{cfg: m.Config} }
 
 type rabbitDLQ struct{ cfg rabbitmq.Config }
 
-func (d rabbitDLQ) open(ctx context.Context) (*rabbitmq.DLQ, error) { return rabbitmq.OpenDLQ(ctx, d.cfg) }
+func (d rabbitDLQ) open(ctx context.Context) (*rabbitmq.DLQ, error) {
+	return rabbitmq.OpenDLQ(ctx, d.cfg)
+}
 
 func (d rabbitDLQ) List(ctx context.Context, limit int) (any, error) {
 	q, err := d.open(ctx)
