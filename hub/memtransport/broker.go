@@ -31,6 +31,7 @@ type Broker struct {
 }
 
 type stream struct {
+	base    int // offset of events[0]: entries before it were trimmed (MaxLen)
 	events  []*cloudevent.Event
 	groups  map[string]*group
 	changed chan struct{} // closed and replaced on every append or nack: wakes consumers
@@ -66,18 +67,19 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// Len returns the number of events ever appended to the stream name.
+// Len returns the number of events appended to the stream name (trimmed ones
+// included).
 func (b *Broker) Len(name string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s, ok := b.streams[name]; ok {
-		return len(s.events)
+		return s.base + len(s.events)
 	}
 	return 0
 }
 
-// Events returns copies of the stream's events in append order (for tests and DLQ
-// inspection).
+// Events returns copies of the stream's retained events in append order (for tests and
+// DLQ inspection).
 func (b *Broker) Events(name string) []*cloudevent.Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -114,8 +116,9 @@ func (b *Broker) streamLocked(name string) *stream {
 	return s
 }
 
-// append stores clones of batch atomically (the whole batch or, when closed, nothing).
-func (b *Broker) append(name string, batch []*cloudevent.Event) bool {
+// append stores clones of batch atomically (the whole batch or, when closed, nothing)
+// and trims the stream to its newest maxLen entries when maxLen > 0 (XADD MAXLEN).
+func (b *Broker) append(name string, batch []*cloudevent.Event, maxLen int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -124,6 +127,13 @@ func (b *Broker) append(name string, batch []*cloudevent.Event) bool {
 	s := b.streamLocked(name)
 	for _, ev := range batch {
 		s.events = append(s.events, ev.Clone())
+	}
+	if maxLen > 0 && len(s.events) > maxLen {
+		// Trim in chunks so a stream at its cap does not copy on every append.
+		if drop := len(s.events) - maxLen; drop >= maxLen/4 || drop >= 1024 {
+			s.events = append([]*cloudevent.Event(nil), s.events[drop:]...)
+			s.base += drop
+		}
 	}
 	s.notify()
 	return true
@@ -152,6 +162,10 @@ func (b *Broker) claim(name, groupName string, now time.Time) (off int, ev *clou
 	}
 	best := -1
 	for o, p := range g.pending {
+		if o < s.base {
+			delete(g.pending, o) // trimmed away before it was acknowledged
+			continue
+		}
 		if p.inFlight {
 			continue
 		}
@@ -167,13 +181,14 @@ func (b *Broker) claim(name, groupName string, now time.Time) (off int, ev *clou
 		p := g.pending[best]
 		p.inFlight = true
 		p.deliveries++
-		return best, s.events[best].Clone(), p.deliveries, nil, 0, true
+		return best, s.events[best-s.base].Clone(), p.deliveries, nil, 0, true
 	}
-	if g.next < len(s.events) {
+	g.next = max(g.next, s.base)
+	if g.next < s.base+len(s.events) {
 		off = g.next
 		g.next++
 		g.pending[off] = &pendingEntry{deliveries: 1, inFlight: true}
-		return off, s.events[off].Clone(), 1, nil, 0, true
+		return off, s.events[off-s.base].Clone(), 1, nil, 0, true
 	}
 	return 0, nil, 0, s.changed, wait, true
 }
@@ -193,9 +208,11 @@ func (b *Broker) settle(name, groupName string, off int, err error, delay time.D
 	switch {
 	case err == nil:
 		delete(g.pending, off)
+	case off < s.base:
+		delete(g.pending, off) // trimmed: nothing left to redeliver
 	case maxDeliveries > 0 && p.deliveries >= maxDeliveries:
 		delete(g.pending, off)
-		dead := s.events[off].Clone()
+		dead := s.events[off-s.base].Clone()
 		dead.SetExtension(ExtDeadLetterReason, err.Error())
 		d := b.streamLocked(name + DLQSuffix)
 		d.events = append(d.events, dead)

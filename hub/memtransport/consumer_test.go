@@ -122,3 +122,34 @@ func TestConsumer(t *testing.T) {
 		}
 	})
 }
+
+func TestMaxLen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tr, err := memtransport.New(b.broker, memtransport.Config{Stream: b.stream, MaxLen: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Send(context.Background(), transporttest.NewEvents(20)); err != nil {
+		t.Fatal(err)
+	}
+	evs := b.broker.Events(b.stream)
+	if b.broker.Len(b.stream) != 20 || len(evs) > 10 || len(evs) < 8 || evs[len(evs)-1].Subject != "subject-19" {
+		t.Fatalf("Len %d, retained %d (last %s); want 20 appended, about 8 newest kept", b.broker.Len(b.stream), len(evs), evs[len(evs)-1].Subject)
+	}
+	got := make(chan string, 20)
+	c, err := memtransport.NewConsumer(b.broker, memtransport.ConsumerConfig{Stream: b.stream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background(), func(_ context.Context, ev *cloudevent.Event) error {
+		got <- ev.Subject
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if first := <-got; first != evs[0].Subject {
+		t.Fatalf("a new group starts at %s, want the oldest retained %s", first, evs[0].Subject)
+	}
+}

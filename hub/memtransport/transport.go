@@ -18,6 +18,9 @@ type Config struct {
 	Stream string `yaml:"stream"`
 	// Name labels the transport in metrics, logs and failure events. Default "memory".
 	Name string `yaml:"name"`
+	// MaxLen caps the stream at about its newest MaxLen events, like XADD MAXLEN ~:
+	// older ones are trimmed, acknowledged or not. 0 keeps everything.
+	MaxLen int `yaml:"max_len"`
 }
 
 func (c *Config) setDefaults() {
@@ -30,6 +33,9 @@ func (c *Config) setDefaults() {
 func (c *Config) Validate() error {
 	if c.Stream == "" {
 		return hub.Errorf(hub.InvalidArgument, "memtransport: Config.Stream is required")
+	}
+	if c.MaxLen < 0 {
+		return hub.Errorf(hub.InvalidArgument, "memtransport: Config.MaxLen must not be negative")
 	}
 	return nil
 }
@@ -67,7 +73,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if !t.broker.append(t.cfg.Stream, batch) {
+	if !t.broker.append(t.cfg.Stream, batch, t.cfg.MaxLen) {
 		return hub.Errorf(hub.Unavailable, "memtransport: broker of %q is closed", t.cfg.Name)
 	}
 	return nil
