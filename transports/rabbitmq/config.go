@@ -14,24 +14,24 @@ import (
 
 // Defaults for Config. Each is the value a zero field takes.
 const (
-	DefaultExchange      = "eventhub"
-	DefaultMode          = ModeBinary
-	DefaultChannels      = 4
-	DefaultMaxInFlight   = 512
-	DefaultPrefetch      = 100
-	DefaultConcurrency   = 1
-	DefaultMaxRetries    = 3
-	DefaultRetryDelay    = 5 * time.Second
-	DefaultDrainTimeout  = 30 * time.Second
-	DefaultDialTimeout   = 5 * time.Second
-	DefaultReconnectMin  = 200 * time.Millisecond
-	DefaultReconnectMax  = 10 * time.Second
-	DefaultQueueType     = QueueClassic
-	DefaultConfirmWait   = 30 * time.Second
-	DefaultDLQScanLimit  = 10000
-	transportLabel       = "rabbitmq"
-	maxRetriesDisabled   = -1
-	defaultConsumerLabel = "eventhub"
+	DefaultExchange       = "eventhub"
+	DefaultMode           = ModeBinary
+	DefaultChannels       = 4
+	DefaultMaxInFlight    = 512
+	DefaultPrefetch       = 100
+	DefaultConcurrency    = 1
+	DefaultMaxRetries     = 3
+	DefaultRetryDelay     = 5 * time.Second
+	DefaultDrainTimeout   = 30 * time.Second
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultReconnectMin   = 200 * time.Millisecond
+	DefaultReconnectMax   = 10 * time.Second
+	DefaultQueueType      = QueueClassic
+	DefaultConfirmTimeout = 30 * time.Second
+	DefaultDLQScanLimit   = 10000
+	transportLabel        = "rabbitmq"
+	maxRetriesDisabled    = -1
+	defaultConsumerLabel  = "eventhub"
 )
 
 // Wire modes (Config.Mode).
@@ -143,7 +143,7 @@ func (c *Config) setDefaults() {
 		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.ConfirmTimeout == 0 {
-		c.ConfirmTimeout = DefaultConfirmWait
+		c.ConfirmTimeout = DefaultConfirmTimeout
 	}
 	if len(c.Patterns) == 0 {
 		c.Patterns = []string{"#"}
