@@ -246,3 +246,19 @@ func (b *breakers) reset(ctx context.Context, id string, now time.Time) error {
 func spread(d time.Duration) time.Duration {
 	return d + time.Duration(rand.Float64()*breakerSnoozeJitterFraction*float64(d)) + time.Millisecond
 }
+
+// Breaker returns an endpoint's breaker as stored (every replica sees the same).
+func (t *Transport) Breaker(ctx context.Context, endpointID string) (BreakerStatus, error) {
+	return t.br.get(ctx, endpointID)
+}
+
+// Breakers returns every endpoint's breaker.
+func (t *Transport) Breakers(ctx context.Context) ([]BreakerStatus, error) {
+	return t.br.list(ctx)
+}
+
+// ResetBreaker closes an endpoint's breaker by hand; deferred deliveries go at their
+// next wake-up.
+func (t *Transport) ResetBreaker(ctx context.Context, endpointID string) error {
+	return t.br.reset(ctx, endpointID, time.Now())
+}

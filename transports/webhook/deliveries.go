@@ -57,7 +57,7 @@ type Delivery struct {
 	AttemptedAt time.Time
 	FinalizedAt time.Time
 
-	event json.RawMessage
+	event string
 }
 
 // AttemptError is one failed attempt.
@@ -68,7 +68,7 @@ type AttemptError struct {
 }
 
 // Event decodes the delivered event.
-func (d *Delivery) Event() (*cloudevent.Event, error) { return cloudevent.ParseJSON(d.event) }
+func (d *Delivery) Event() (*cloudevent.Event, error) { return cloudevent.ParseJSON([]byte(d.event)) }
 
 func stateOf(s rivertype.JobState) DeliveryState {
 	switch s {

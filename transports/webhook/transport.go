@@ -58,12 +58,14 @@ const deliveryKind = "webhook_delivery"
 
 // deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1), so a
 // re-sent event finds its delivery and adds none. The event travels in its structured
-// JSON form, which round-trips every attribute.
+// JSON form, which round-trips every attribute, as a JSON string: PostgreSQL stores
+// args as jsonb, which would re-format a nested object (spaces, key order) and so
+// change the data bytes the receiver gets and the signature covers.
 type deliveryArgs struct {
-	EndpointID string          `json:"endpoint_id" river:"unique"`
-	EventID    string          `json:"event_id" river:"unique"`
-	EventType  string          `json:"event_type"`
-	Event      json.RawMessage `json:"event"`
+	EndpointID string `json:"endpoint_id" river:"unique"`
+	EventID    string `json:"event_id" river:"unique"`
+	EventType  string `json:"event_type"`
+	Event      string `json:"event"`
 }
 
 func (deliveryArgs) Kind() string { return deliveryKind }
@@ -80,10 +82,10 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		return nil, hub.Errorf(hub.InvalidArgument, "webhook: nil ledger")
 	}
 	lc := l.Config()
-	if jt := cfg.AttemptTimeout + attemptMargin; jt >= lc.RescueStuckJobsAfter {
+	if jt := cfg.jobTimeout(); jt >= lc.RescueStuckJobsAfter {
 		return nil, hub.Errorf(hub.InvalidArgument,
-			"webhook: AttemptTimeout %s: must stay %s below the ledger's RescueStuckJobsAfter %s, or live deliveries would be rescued and sent twice",
-			cfg.AttemptTimeout, attemptMargin, lc.RescueStuckJobsAfter)
+			"webhook: AttemptTimeout %s: a delivery job may run %s, which must stay below the ledger's RescueStuckJobsAfter %s, or live deliveries would be rescued and sent twice",
+			cfg.AttemptTimeout, jt, lc.RescueStuckJobsAfter)
 	}
 	g, _ := newGuard(cfg.Allow, cfg.Resolver)
 	t := &Transport{
@@ -99,7 +101,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	}
 	t.br = &breakers{
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
-		lease: cfg.AttemptTimeout + attemptMargin, ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
+		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
 	t.m = newMetrics(cfg.Registerer, cfg.Name, t.br)
 	t.br.onChange = func(id string, to BreakerState) {
@@ -120,9 +122,11 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	return t, nil
 }
 
-// attemptMargin is the time a delivery job needs beyond its request: endpoint and
-// breaker reads and writes.
-const attemptMargin = 10 * time.Second
+// jobTimeout limits one delivery job: the request plus the endpoint and breaker reads
+// and writes around it (a margin of AttemptTimeout, at least 1 s, at most 10 s).
+func (c Config) jobTimeout() time.Duration {
+	return c.AttemptTimeout + min(10*time.Second, max(time.Second, c.AttemptTimeout))
+}
 
 // Name labels metrics and logs.
 func (t *Transport) Name() string { return t.cfg.Name }
@@ -165,7 +169,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 				}
 			}
 			params = append(params, river.InsertManyParams{
-				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Event: raw},
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Event: string(raw)},
 				InsertOpts: &river.InsertOpts{
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),

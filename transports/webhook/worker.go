@@ -28,7 +28,7 @@ type worker struct {
 
 // Timeout bounds the whole job: the request plus its database reads and writes.
 func (w *worker) Timeout(*river.Job[deliveryArgs]) time.Duration {
-	return w.t.cfg.AttemptTimeout + attemptMargin
+	return w.t.cfg.jobTimeout()
 }
 
 // NextRetry is the retry schedule (H3) with the receiver's Retry-After, if any.
@@ -64,7 +64,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.m.deliveries.WithLabelValues("deferred").Inc()
 		return river.JobSnooze(wait)
 	}
-	ev, err := cloudevent.ParseJSON(job.Args.Event)
+	ev, err := cloudevent.ParseJSON([]byte(job.Args.Event))
 	if err != nil {
 		return t.end(ctx, "invalid", hub.Wrap(hub.InvalidArgument, err))
 	}
