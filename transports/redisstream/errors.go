@@ -58,7 +58,9 @@ func classify(err error) error {
 	if errors.As(err, &he) {
 		return err
 	}
-	return hub.Wrap(codeOf(err), err)
+	// Built directly: hub.Wrap leaves io.EOF unwrapped, but from go-redis an EOF means
+	// the server closed the connection, which is an outage (Unavailable).
+	return &hub.Error{Code: codeOf(err), Msg: err.Error(), Err: err}
 }
 
 func codeOf(err error) hub.ErrorCode {
@@ -71,6 +73,11 @@ func codeOf(err error) hub.ErrorCode {
 	case errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted):
 		return hub.ResourceExhausted
 	case errors.As(err, &rerr):
+		if strings.Contains(rerr.Error(), "unauthenticated") {
+			// "ERR Protocol error: unauthenticated multibulk length": a large request
+			// before AUTH, which the server refuses (networking.c); an AUTH problem.
+			return hub.PermissionDenied
+		}
 		word, _, _ := strings.Cut(rerr.Error(), " ")
 		if code, ok := redisErrorCodes[word]; ok {
 			return code

@@ -2,11 +2,13 @@ package redisstream
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
@@ -68,4 +70,19 @@ func harness(t *testing.T) streamtest.Harness {
 		},
 		Transport: DefaultName,
 	}
+}
+
+// newNilClient returns a client aimed at a closed port, for tests that must not touch
+// a server (constructors do no I/O).
+func newNilClient() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+}
+
+// newEvents returns n valid events.
+func newEvents(t testing.TB, n int) []*cloudevent.Event {
+	evs := make([]*cloudevent.Event, n)
+	for i := range evs {
+		evs[i] = streamtest.NewEvent(t, "user.created", "user-"+strconv.Itoa(i))
+	}
+	return evs
 }

@@ -1,0 +1,88 @@
+package redisstream
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/hub/transporttest"
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+// confHarness is the transporttest Harness: a fresh stream per check on the test Redis.
+type confHarness struct {
+	t      *testing.T
+	client *redis.Client
+	stream string
+	tr     *Transport
+
+	mu    sync.Mutex
+	group int
+}
+
+func newConfHarness(t *testing.T) transporttest.Harness {
+	c := newClient(t)
+	stream := testenv.Name(t)
+	tr, err := New(c, Config{Stream: stream, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = tr.Close()
+		c.Del(context.Background(), stream, stream+":dlq")
+	})
+	return &confHarness{t: t, client: c, stream: stream, tr: tr}
+}
+
+func (h *confHarness) Transport() hub.Transport { return h.tr }
+
+func (h *confHarness) Consume(group string, handler hub.Handler) func() {
+	if group == "" {
+		h.mu.Lock()
+		h.group++
+		group = "conformance-default-" + strconv.Itoa(h.group)
+		h.mu.Unlock()
+	}
+	c, err := NewConsumer(h.client, ConsumerConfig{
+		Stream: h.stream, Group: group, Consumer: "c-" + strconv.FormatInt(time.Now().UnixNano(), 36), Start: "0",
+		Block: 100 * time.Millisecond, ClaimMinIdle: 100 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
+		MaxDeliveries: 10, DrainTimeout: 5 * time.Second, Logger: testenv.Logger(h.t),
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := c.Start(context.Background(), handler); err != nil {
+		h.t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(func() { _ = c.Close() }) }
+	h.t.Cleanup(stop)
+	return stop
+}
+
+func (h *confHarness) Unreachable() hub.Transport {
+	c := newNilClient()
+	tr, err := New(c, Config{Stream: h.stream})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = tr.Close(); _ = c.Close() })
+	return tr
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	transporttest.Run(t, newConfHarness, transporttest.Features{
+		Ordered:        true,
+		Persistent:     true,
+		ConsumerGroups: true,
+		Redelivery:     true,
+		MaxBatch:       0,
+		Normalize:      nil,
+	})
+}
