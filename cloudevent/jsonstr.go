@@ -82,3 +82,21 @@ func unquoteJSONString(b []byte) (string, bool) {
 	}
 	return s, true
 }
+
+// unquoteJSONStr is unquoteJSONString for a string token: without escapes it returns
+// a substring of s, so parsing many members of one document costs no allocation each.
+func unquoteJSONStr(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	inner := s[1 : len(s)-1]
+	for i := 0; i < len(inner); i++ {
+		if c := inner[i]; c == '\\' || c == '"' || c < 0x20 {
+			return unquoteJSONString([]byte(s))
+		}
+	}
+	if !utf8.ValidString(inner) {
+		return unquoteJSONString([]byte(s))
+	}
+	return inner, true
+}

@@ -254,7 +254,7 @@ func DecodeFields(values map[string]string, defaultSource string) (*Event, error
 		applyTypeList(ev.Extensions, types, FieldTypes, &p)
 	}
 	before := len(p.list)
-	ev.validate(&p)
+	ev.check(&p, enc != "") // decodeData checked JSON data already
 	renameToR2(&p, before)
 	if err := p.err(); err != nil {
 		return nil, err

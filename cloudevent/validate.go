@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"mime"
 	"net/url"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -23,11 +25,15 @@ func (e *Event) Validate() error {
 	return p.err()
 }
 
-func (e *Event) validate(p *problems) {
+func (e *Event) validate(p *problems) { e.check(p, true) }
+
+// check is validate; checkData false skips the JSON check of data for callers that
+// have done it already (it is the costliest check).
+func (e *Event) check(p *problems, checkData bool) {
 	requiredString(p, "id", e.ID)
 	requiredString(p, "type", e.Type)
 	if requiredString(p, "source", e.Source) {
-		if _, err := url.Parse(e.Source); err != nil {
+		if !plainURI(e.Source) && !validURIRef(e.Source) {
 			p.add("source", "not a URI reference")
 		}
 	}
@@ -41,7 +47,7 @@ func (e *Event) validate(p *problems) {
 	if e.DataContentType != "" {
 		if !utf8.ValidString(e.DataContentType) {
 			p.add("datacontenttype", "not valid UTF-8")
-		} else if _, _, err := mime.ParseMediaType(e.DataContentType); err != nil {
+		} else if _, _, err := mime.ParseMediaType(e.DataContentType); e.DataContentType != ContentTypeJSON && err != nil {
 			p.add("datacontenttype", "not a media type: "+err.Error())
 		}
 	}
@@ -63,7 +69,8 @@ func (e *Event) validate(p *problems) {
 	} else if _, ok := e.Extensions[ExtTenantID].(string); !ok {
 		p.add(ExtTenantID, "must be a string")
 	}
-	for _, name := range sortedExtNames(e.Extensions, false) {
+	from := len(p.list)
+	for name := range e.Extensions {
 		if !ValidName(name) {
 			p.add(name, "extension name must match ^[a-z0-9]{1,20}$")
 			continue
@@ -76,7 +83,10 @@ func (e *Event) validate(p *problems) {
 			p.add(name, msg)
 		}
 	}
-	if len(e.Data) > 0 && IsJSON(e.DataContentType) && !json.Valid(e.Data) {
+	if ext := p.list[from:]; len(ext) > 1 { // map order: sort for a stable message
+		slices.SortStableFunc(ext, func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
+	}
+	if checkData && len(e.Data) > 0 && IsJSON(e.DataContentType) && !json.Valid(e.Data) {
 		p.add("data", "not valid JSON (datacontenttype is JSON)")
 	}
 }
@@ -93,4 +103,40 @@ func requiredString(p *problems, field, s string) bool {
 		return false
 	}
 	return true
+}
+
+// plainURI reports whether s is certainly a valid URI reference without calling
+// url.Parse, for the usual "urn:koder:identity" or "/tenants/a" sources on the hot
+// path: only letters, digits and "-._~:/", no authority ("//", whose host and port
+// url.Parse checks), and a colon before the first "/" only after a well-formed scheme.
+func plainURI(s string) bool {
+	schemeOK, seenSlash := len(s) > 0 && isLetter(s[0]), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isLetter(c) || (c >= '0' && c <= '9') || c == '-' || c == '.':
+		case c == '_' || c == '~':
+			schemeOK = false
+		case c == '/':
+			if i+1 < len(s) && s[i+1] == '/' {
+				return false
+			}
+			seenSlash = true
+		case c == ':':
+			if !seenSlash && !schemeOK {
+				return false
+			}
+			seenSlash = true // the scheme is done; later colons are path or opaque data
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+func validURIRef(s string) bool {
+	_, err := url.Parse(s)
+	return err == nil
 }

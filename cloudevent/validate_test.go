@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 func validEvent() *Event {
@@ -144,5 +146,20 @@ func TestC1_SetData(t *testing.T) {
 				t.Fatalf("data %q ct %q err %v", ev.Data, ev.DataContentType, err)
 			}
 		})
+	}
+}
+
+func TestC1_PlainURIAgreesWithURLParse(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringMatching(`[a-zA-Z0-9._~:/-]{0,12}`).Draw(t, "s")
+		if plainURI(s) && !validURIRef(s) {
+			t.Fatalf("plainURI(%q) but url.Parse fails", s)
+		}
+	})
+	for _, s := range []string{"urn:koder:identity", "/tenants/a", "identity-platform", "a.b-c:x/y:z"} {
+		if !plainURI(s) {
+			t.Errorf("%q not on the fast path", s)
+		}
 	}
 }
