@@ -1,0 +1,83 @@
+package admin
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func TestAdminAuth(t *testing.T) {
+	t.Parallel()
+	get := func(h http.Handler, path, remote, auth string) int {
+		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r.RemoteAddr = remote
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	reg := prometheus.NewRegistry()
+
+	t.Run("WithoutTokenOnlyLoopbackClients", func(t *testing.T) {
+		t.Parallel()
+		h := (&Server{Gatherer: reg}).Handler()
+		cases := []struct {
+			remote string
+			want   int
+		}{
+			{"127.0.0.1:5000", http.StatusOK},
+			{"[::1]:5000", http.StatusOK},
+			{"10.0.0.7:5000", http.StatusForbidden},
+			{"192.168.1.2:5000", http.StatusForbidden},
+			{"[2001:db8::1]:5000", http.StatusForbidden},
+		}
+		for _, c := range cases {
+			for _, path := range []string{"/routes", "/healthz", "/metrics"} {
+				if got := get(h, path, c.remote, ""); got != c.want {
+					t.Errorf("%s from %s: %d, want %d", path, c.remote, got, c.want)
+				}
+			}
+		}
+	})
+
+	t.Run("TokenRequiredEverywhereButProbes", func(t *testing.T) {
+		t.Parallel()
+		h := (&Server{Token: "s3cret", Gatherer: reg}).Handler()
+		cases := []struct {
+			path, auth string
+			want       int
+		}{
+			{"/routes", "", http.StatusUnauthorized},
+			{"/routes", "Bearer wrong", http.StatusUnauthorized},
+			{"/routes", "s3cret", http.StatusUnauthorized},
+			{"/routes", "Basic s3cret", http.StatusUnauthorized},
+			{"/routes", "Bearer s3cret", http.StatusOK},
+			{"/metrics", "", http.StatusUnauthorized},
+			{"/metrics", "Bearer s3cret", http.StatusOK},
+			{"/endpoints", "", http.StatusUnauthorized},
+			{"/dlq/redis", "", http.StatusUnauthorized},
+			{"/healthz", "", http.StatusOK},
+			{"/readyz", "", http.StatusOK},
+		}
+		for _, c := range cases {
+			// With a token, remote clients are allowed: the token is the control.
+			if got := get(h, c.path, "203.0.113.9:4000", c.auth); got != c.want {
+				t.Errorf("%s with %q: %d, want %d", c.path, c.auth, got, c.want)
+			}
+		}
+	})
+
+	t.Run("MissingFeaturesAre404", func(t *testing.T) {
+		t.Parallel()
+		h := (&Server{Token: "t"}).Handler()
+		for _, path := range []string{"/dlq/nope", "/endpoints", "/deliveries", "/outbox"} {
+			if got := get(h, path, "127.0.0.1:1", "Bearer t"); got != http.StatusNotFound {
+				t.Errorf("%s: %d, want 404", path, got)
+			}
+		}
+	})
+}
