@@ -112,4 +112,3 @@ func TestLintSchemaFiles(t *testing.T) {
 		t.Error("billing.paid not registered")
 	}
 }
-
