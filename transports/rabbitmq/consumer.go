@@ -209,6 +209,11 @@ func (c *Consumer) process(d *amqp.Delivery, h hub.Handler, dlq *confirmChannel)
 			slog.Int64("elapsed_ms", time.Since(start).Milliseconds()))
 		return
 	}
+	if ctx.Err() != nil {
+		// Close gave up waiting and cancelled the handler: that is shutdown, not a
+		// failure. Left unacked, the broker requeues it when the channel closes.
+		return
+	}
 	m.EventCount.WithLabelValues(transportLabel, c.cfg.Queue, "failed").Inc()
 	c.log.LogAttrs(ctx, slog.LevelInfo, "event_failed", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
 		slog.String("error", herr.Error()), slog.Int("retry_count", retries))
