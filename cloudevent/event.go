@@ -6,6 +6,13 @@
 // `[]byte` data is forced to base64 and HTTP header values are not percent-encoded.
 // Every codec here (structured JSON, HTTP, the R2 Redis fields, Watermill messages)
 // round-trips an Event without loss, which the property tests pin.
+//
+// Decoders return events in one normal form, so a round trip compares with
+// reflect.DeepEqual: empty data is no data (nil), times are UTC, an event without
+// extensions has a nil map. The structured JSON format keeps extension types only up
+// to JSON's own (string, number, boolean); the flat codecs (R2 fields, Watermill
+// metadata, HTTP with the Eventhub-Ext-Types header) keep every type. See
+// docs/cloudevent.md for the field mappings.
 package cloudevent
 
 import (
