@@ -280,7 +280,8 @@ func (l *Ledger) Stop(ctx context.Context) error {
 	return err
 }
 
-// Close stops the ledger (waiting up to JobTimeout for running jobs) and closes the
+// Close stops the ledger (waiting up to JobTimeout, at least 25 s, plus 5 s for running jobs: a
+// job may run for JobTimeout and then needs to record its result) and closes the
 // database. It is idempotent; every call after the first returns nil.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
@@ -290,7 +291,7 @@ func (l *Ledger) Close() error {
 	}
 	l.closed = true
 	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.JobTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), max(l.cfg.JobTimeout, 25*time.Second)+5*time.Second)
 	defer cancel()
 	err := l.Stop(ctx)
 	return errors.Join(err, l.closeDB())

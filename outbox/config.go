@@ -1,0 +1,121 @@
+package outbox
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Defaults.
+const (
+	// DefaultQueue is the River queue the rows go to.
+	DefaultQueue = "outbox"
+
+	// DefaultWorkers is how many sends one relay process runs at once. A send is a
+	// network round trip (XADD, publisher confirm, a webhook job insert); with River's
+	// fetch tuned (see internal/ledger) throughput grows with workers until the
+	// database is the limit. 100 keeps a process's pool busy without crowding it.
+	DefaultWorkers = 100
+
+	// DefaultMaxAttempts is the number of sends before a row is dead-lettered. With the
+	// default backoff, 20 attempts span about two hours: a transport down for longer
+	// than a deploy or a broker restart leaves rows in the dead-letter for resend.
+	DefaultMaxAttempts = 20
+
+	// DefaultBackoffBase is the wait after the first failed attempt; each next one
+	// doubles (O3) up to DefaultBackoffMax.
+	DefaultBackoffBase = time.Second
+
+	// DefaultBackoffMax caps one wait, so a transport that recovers is noticed within
+	// ten minutes however long it was down.
+	DefaultBackoffMax = 10 * time.Minute
+
+	// DefaultJitter spreads each wait by ±20 %, so rows that failed together (a broker
+	// outage) do not all retry in the same instant when it returns.
+	DefaultJitter = 0.2
+)
+
+// Config configures an Outbox.
+type Config struct {
+	// Queue is the River queue of the rows. Default DefaultQueue.
+	Queue string `yaml:"queue"`
+	// Workers is the number of concurrent sends per relay process. Default DefaultWorkers.
+	Workers int `yaml:"workers"`
+	// MaxAttempts is the number of sends before a row is dead. Default DefaultMaxAttempts.
+	MaxAttempts int `yaml:"max_attempts"`
+	// BackoffBase is the first retry wait; it doubles per attempt. Default DefaultBackoffBase.
+	BackoffBase time.Duration `yaml:"backoff_base"`
+	// BackoffMax caps one wait. Default DefaultBackoffMax.
+	BackoffMax time.Duration `yaml:"backoff_max"`
+	// Schedule, when set, replaces the doubling: the wait after attempt n is
+	// Schedule[n-1], the last entry repeating. Jitter still applies.
+	Schedule []time.Duration `yaml:"schedule"`
+	// Jitter is the random spread of each wait, 0 to 1 (0.2 = ±20 %). Default
+	// DefaultJitter; a negative value disables it.
+	Jitter float64 `yaml:"jitter"`
+}
+
+func (c *Config) setDefaults() {
+	if c.Queue == "" {
+		c.Queue = DefaultQueue
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = max(DefaultBackoffMax, c.BackoffBase)
+	}
+	if c.Jitter == 0 {
+		c.Jitter = DefaultJitter
+	}
+	if c.Jitter < 0 {
+		c.Jitter = 0
+	}
+}
+
+// Validate reports the first invalid field by name.
+func (c *Config) Validate() error {
+	switch {
+	case c.Workers < 1 || c.Workers > 10_000:
+		return fmt.Errorf("outbox: Workers %d: 1 to 10000", c.Workers)
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("outbox: MaxAttempts %d: at least 1", c.MaxAttempts)
+	case c.BackoffBase <= 0:
+		return fmt.Errorf("outbox: BackoffBase %s: must be positive", c.BackoffBase)
+	case c.BackoffMax < c.BackoffBase:
+		return fmt.Errorf("outbox: BackoffMax %s: not below BackoffBase %s", c.BackoffMax, c.BackoffBase)
+	case c.Jitter > 1:
+		return fmt.Errorf("outbox: Jitter %g: at most 1", c.Jitter)
+	}
+	for i, d := range c.Schedule {
+		if d <= 0 {
+			return fmt.Errorf("outbox: Schedule[%d] %s: must be positive", i, d)
+		}
+	}
+	return nil
+}
+
+// Backoff returns the wait after failed attempt n (1-based): exponential from
+// BackoffBase, capped at BackoffMax (or the Schedule), spread by Jitter.
+func (c *Config) Backoff(attempt int) time.Duration {
+	attempt = max(attempt, 1)
+	var d time.Duration
+	if len(c.Schedule) > 0 {
+		d = c.Schedule[min(attempt, len(c.Schedule))-1]
+	} else {
+		d = c.BackoffMax
+		if shift := attempt - 1; shift < 62 && c.BackoffBase<<shift > 0 && c.BackoffBase<<shift < c.BackoffMax {
+			d = c.BackoffBase << shift
+		}
+	}
+	if c.Jitter > 0 {
+		d = time.Duration(float64(d) * (1 + c.Jitter*(2*rand.Float64()-1)))
+	}
+	return d
+}
