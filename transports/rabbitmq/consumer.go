@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -29,6 +30,9 @@ type Consumer struct {
 	tag  string
 
 	patterns []hub.Pattern
+
+	received, acked, failed prometheus.Counter // R8 children, resolved once
+	lag                     prometheus.Observer
 
 	mu      sync.Mutex
 	started bool
@@ -52,6 +56,11 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	for _, p := range cfg.Patterns {
 		c.patterns = append(c.patterns, hub.MustCompilePattern(p)) // checked by Validate
 	}
+	ec := cfg.Metrics.EventCount
+	c.received = ec.WithLabelValues(transportLabel, cfg.Queue, "received")
+	c.acked = ec.WithLabelValues(transportLabel, cfg.Queue, "acked")
+	c.failed = ec.WithLabelValues(transportLabel, cfg.Queue, "failed")
+	c.lag = cfg.Metrics.Lag.WithLabelValues(transportLabel, cfg.Queue, cfg.Queue)
 	c.tag = cfg.ConsumerName + "-" + randomSuffix()
 	c.log = cfg.Logger.With("transport", transportLabel)
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.Background())
@@ -189,10 +198,9 @@ func (c *Consumer) process(d *amqp.Delivery, h hub.Handler, dlq *confirmChannel)
 		}
 	}
 	retries := retryCount(d.Headers, c.cfg.Queue)
-	m := c.cfg.Metrics
-	m.EventCount.WithLabelValues(transportLabel, c.cfg.Queue, "received").Inc()
+	c.received.Inc()
 	if at := publishedAt(d); !at.IsZero() {
-		m.Lag.WithLabelValues(transportLabel, c.cfg.Queue, c.cfg.Queue).Observe(time.Since(at).Seconds())
+		c.lag.Observe(time.Since(at).Seconds())
 	}
 	ctx := c.handlerCtx
 	c.log.LogAttrs(ctx, slog.LevelInfo, "event_received", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
@@ -204,7 +212,7 @@ func (c *Consumer) process(d *amqp.Delivery, h hub.Handler, dlq *confirmChannel)
 			c.log.Warn("rabbitmq_ack_failed", "event_id", ev.ID, "error", err.Error())
 			return
 		}
-		m.EventCount.WithLabelValues(transportLabel, c.cfg.Queue, "acked").Inc()
+		c.acked.Inc()
 		c.log.LogAttrs(ctx, slog.LevelInfo, "event_acked", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
 			slog.Int64("elapsed_ms", time.Since(start).Milliseconds()))
 		return
@@ -214,7 +222,7 @@ func (c *Consumer) process(d *amqp.Delivery, h hub.Handler, dlq *confirmChannel)
 		// failure. Left unacked, the broker requeues it when the channel closes.
 		return
 	}
-	m.EventCount.WithLabelValues(transportLabel, c.cfg.Queue, "failed").Inc()
+	c.failed.Inc()
 	c.log.LogAttrs(ctx, slog.LevelInfo, "event_failed", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
 		slog.String("error", herr.Error()), slog.Int("retry_count", retries))
 	if c.cfg.MaxRetries < 0 || retries >= c.cfg.MaxRetries {

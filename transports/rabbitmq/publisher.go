@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -26,6 +27,8 @@ type Transport struct {
 
 	mu    sync.Mutex
 	slots []*confirmChannel // opened lazily, reopened after a loss
+
+	emitted, publishErrors prometheus.Counter // R8 children, resolved once
 }
 
 // New validates cfg, connects and declares the exchange. It fails (Unavailable,
@@ -38,6 +41,8 @@ func New(ctx context.Context, cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: cfg, slots: make([]*confirmChannel, cfg.Channels)}
 	t.log = cfg.Logger.With("transport", transportLabel)
+	t.emitted = cfg.Metrics.EventCount.WithLabelValues(transportLabel, cfg.Exchange, "emitted")
+	t.publishErrors = cfg.Metrics.EventCount.WithLabelValues(transportLabel, cfg.Exchange, "publish_error")
 	conn, err := dialConnection(ctx, &t.cfg, "publisher", t.declare)
 	if err != nil {
 		return nil, err
@@ -90,7 +95,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	}
 	cc, err := t.channel()
 	if err != nil {
-		t.count("publish_error", len(batch))
+		t.publishErrors.Add(float64(len(batch)))
 		return err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -103,16 +108,16 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		t.count("publish_error", len(batch))
+		t.publishErrors.Add(float64(len(batch)))
 		return ctx.Err()
 	}
 	err = b.firstError()
 	for i, ev := range batch {
 		if b.errs[i] != nil {
-			t.count("publish_error", 1)
+			t.publishErrors.Inc()
 			continue
 		}
-		t.count("emitted", 1)
+		t.emitted.Inc()
 		if t.log.Enabled(ctx, slog.LevelInfo) {
 			t.log.LogAttrs(ctx, slog.LevelInfo, "event_emitted", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
 				slog.String("subject_id", ev.Subject), slog.String("stream", t.cfg.Exchange))
@@ -140,10 +145,6 @@ func (t *Transport) channel() (*confirmChannel, error) {
 	}
 	t.slots[i] = cc
 	return cc, nil
-}
-
-func (t *Transport) count(outcome string, n int) {
-	t.cfg.Metrics.EventCount.WithLabelValues(transportLabel, t.cfg.Exchange, outcome).Add(float64(n))
 }
 
 // Close closes the channels and the connection it opened. Sends still waiting for

@@ -1,0 +1,101 @@
+package rabbitmq
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/hub/transporttest"
+)
+
+// syncBuffer is a log sink safe for the consumer's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestR8_MetricsAndLogs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.config(t)
+	cfg.MaxRetries = -1
+	reg := prometheus.NewRegistry()
+	cfg.Metrics = hub.NewStreamMetrics(reg)
+	var logs syncBuffer
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	c := newConsumer(t, cfg)
+	tr := newTransport(t, cfg)
+	ok, bad := testEvent("user.created"), testEvent("user.created")
+	rec := newRecorder()
+	rec.fail = func(ev *cloudevent.Event, _ int) error {
+		if ev.ID == bad.ID {
+			return errBoom
+		}
+		return nil
+	}
+	if err := c.Start(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, tr, ok, bad)
+	rec.waitN(t, 1, "the good event")
+	dlq := cfg.Metrics.DLQ.WithLabelValues(transportLabel, b.queue, reasonMaxDeliveries)
+	waitFor(t, "the failed event dead-lettered", func() bool { return testutil.ToFloat64(dlq) == 1 })
+	ec := cfg.Metrics.EventCount
+	for outcome, want := range map[string]float64{"received": 2, "acked": 1, "failed": 1} {
+		if got := testutil.ToFloat64(ec.WithLabelValues(transportLabel, b.queue, outcome)); got != want {
+			t.Errorf("event_count_total{outcome=%s} = %v, want %v", outcome, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(ec.WithLabelValues(transportLabel, b.exchange, "emitted")); got != 2 {
+		t.Errorf("event_count_total{outcome=emitted} = %v, want 2", got)
+	}
+	if n := testutil.CollectAndCount(cfg.Metrics.Lag); n != 1 {
+		t.Errorf("event_lag_seconds has %d series, want 1", n)
+	}
+	out := logs.String()
+	for _, want := range []string{`"msg":"event_emitted"`, `"msg":"event_received"`, `"msg":"event_acked"`, `"msg":"event_failed"`,
+		`"level":"WARN","msg":"event_dlq"`, `"retry_count":0`, `"elapsed_ms":`, `"subject_id":`, `"group":"` + b.queue} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %s", want)
+		}
+	}
+}
+
+func TestC1_StructuredMode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.config(t)
+	cfg.Mode = ModeStructured
+	c := newConsumer(t, cfg)
+	tr := newTransport(t, cfg)
+	rec := newRecorder()
+	if err := c.Start(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	ev := transporttest.FullEvent()
+	mustSend(t, tr, ev)
+	got := rec.waitN(t, 1, "the structured event")[0]
+	if d := transporttest.Diff(ev, got); d != "" {
+		t.Fatalf("structured round trip changed the event:\n%s", d)
+	}
+}
