@@ -12,7 +12,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-func TestH_HTTPRoundTrip(t *testing.T) {
+func TestC1_HTTPRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
@@ -58,7 +58,7 @@ func TestH_HTTPRoundTrip(t *testing.T) {
 	}
 }
 
-func TestH_HeaderPercentEncoding(t *testing.T) {
+func TestC1_HeaderPercentEncoding(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, out string }{
 		{"Euro € 😀", "Euro%20%E2%82%AC%20%F0%9F%98%80"}, // HTTP binding §3.1.3.2 example
@@ -83,7 +83,7 @@ func TestH_HeaderPercentEncoding(t *testing.T) {
 	}
 }
 
-func TestH_FromHTTP(t *testing.T) {
+func TestC1_FromHTTP(t *testing.T) {
 	t.Parallel()
 	binary := func() http.Header {
 		return http.Header{

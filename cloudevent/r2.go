@@ -50,31 +50,22 @@ const r2Fields = 9
 // dataschema when set, data_encoding and ce_types when needed, and every other
 // extension as a field of its own (sorted by name) holding its canonical string.
 //
-// EncodeFields checks only what it needs to write a decodable entry (required
-// attributes, tenantid, extension names and value types); the hub validates events
-// fully before publishing. It does no reflection and allocates the slice once.
+// EncodeFields validates ev first (the error is a *ValidationError using R2 field
+// names), so every entry it writes decodes: a transport called directly, without the
+// hub's validation, still cannot poison a stream. It does no reflection and
+// allocates the slice once.
 func EncodeFields(ev *Event) ([]string, error) {
 	if ev == nil {
 		return nil, errors.New("cloudevent: EncodeFields: nil event")
 	}
 	var p problems
-	if ev.ID == "" {
-		p.add(FieldEventID, "required")
+	ev.validate(&p)
+	if len(p.list) > 0 {
+		renameToR2(&p, 0)
+		return nil, p.err()
 	}
-	if ev.Type == "" {
-		p.add(FieldType, "required")
-	}
-	tenant, _ := ev.Extensions[ExtTenantID].(string)
-	if tenant == "" {
-		p.add(FieldTenantID, "required (C1: tenantid must be a non-empty string)")
-	}
-	var actor string
-	if v, ok := ev.Extensions[ExtActor]; ok {
-		actor, ok = FormatValue(v)
-		if !ok || actor == "" {
-			p.add(FieldActor, "unsupported or empty value")
-		}
-	}
+	tenant := ev.Extensions[ExtTenantID].(string) // validate checked it
+	actor, _ := FormatValue(ev.Extensions[ExtActor])
 	var occurred string
 	if !ev.Time.IsZero() {
 		occurred = formatTime(ev.Time)
@@ -103,30 +94,14 @@ func EncodeFields(ev *Event) ([]string, error) {
 	if enc != "" {
 		out = append(out, FieldDataEncoding, enc)
 	}
-	hasTyped := false
 	if len(ev.Extensions) > 0 {
 		for _, name := range sortedExtNames(ev.Extensions, true) {
-			if !ValidName(name) || reservedName(name) {
-				p.add(name, "extension name must match ^[a-z0-9]{1,20}$ and not be a core attribute")
-				continue
-			}
-			v := ev.Extensions[name]
-			s, ok := FormatValue(v)
-			if !ok {
-				p.add(name, fmt.Sprintf("unsupported extension type %T", v))
-				continue
-			}
-			if _, isString := v.(string); !isString {
-				hasTyped = true
-			}
+			s, _ := FormatValue(ev.Extensions[name]) // validate checked the type
 			out = append(out, name, s)
 		}
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	if _, isString := ev.Extensions[ExtActor].(string); hasTyped || (actor != "" && !isString) {
-		out = append(out, FieldTypes, typeList(ev.Extensions))
+	if types := typeList(ev.Extensions); types != "" {
+		out = append(out, FieldTypes, types)
 	}
 	return out, nil
 }
@@ -204,7 +179,9 @@ func DecodeFields(values map[string]string, defaultSource string) (*Event, error
 			seen |= hasData
 			data = v
 		case FieldSource:
-			ev.Source = v
+			if v != "" {
+				ev.Source = v
+			}
 		case FieldSpecVersion:
 			ev.SpecVersion = v
 		case FieldDataContentType:

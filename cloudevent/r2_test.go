@@ -44,6 +44,26 @@ func TestR2_SeedEntryParses(t *testing.T) {
 	if ev.TenantID() != "tenant-A" || ev.Actor() != "system" {
 		t.Fatalf("accessors: tenant %q actor %q", ev.TenantID(), ev.Actor())
 	}
+	t.Run("LiteralPlaceholderID", func(t *testing.T) {
+		t.Parallel()
+		m := seedEntry()
+		m["event_id"] = "evt_<ulid>" // character for character as R2 prints it
+		ev, err := DecodeFields(m, "urn:koder:identity")
+		if err != nil || ev.ID != "evt_<ulid>" {
+			t.Fatalf("ev %+v err %v", ev, err)
+		}
+	})
+	t.Run("FromGoRedisValues", func(t *testing.T) {
+		t.Parallel()
+		values := make(map[string]any)
+		for k, v := range seedEntry() {
+			values[k] = v
+		}
+		got, err := DecodeFields(FieldsFromAny(values), "urn:koder:identity")
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %#v err %v", got, err)
+		}
+	})
 }
 
 func TestR2_FieldOrder(t *testing.T) {
