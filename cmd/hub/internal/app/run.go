@@ -15,6 +15,7 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/cmd/hub/internal/shared"
 	"github.com/koder/eventhub/hub"
 )
 
@@ -110,6 +111,13 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 			return a, fmt.Errorf("outbox relay: %w", err)
 		}
 	}
+	// The ledger works webhook deliveries and outbox rows; it starts once every module
+	// registered its workers and queues.
+	if l := shared.OpenedLedger(a.rt); l != nil {
+		if err := l.Start(ctx); err != nil {
+			return a, fmt.Errorf("ledger: %w", err)
+		}
+	}
 	for _, s := range p.Sources {
 		if err := s.Module.Start(ctx, a.rt); err != nil {
 			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
@@ -194,6 +202,13 @@ func (a *App) Close(ctx context.Context) error {
 	if a.outbox != nil {
 		if err := a.outbox.stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("outbox: %w", err))
+		}
+	}
+	// Running deliveries finish (or are cancelled at the deadline and retried after a
+	// restart); queued ones stay in the database.
+	if l := shared.OpenedLedger(a.rt); l != nil {
+		if err := l.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("ledger: %w", err))
 		}
 	}
 	for i := len(a.transports) - 1; i >= 0; i-- {

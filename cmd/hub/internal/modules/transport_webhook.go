@@ -1,0 +1,110 @@
+package modules
+
+import (
+	"context"
+
+	"github.com/koder/eventhub/cmd/hub/internal/ops"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/webhook"
+)
+
+func init() { registry.Register(new(WebhookTransport)) }
+
+// WebhookTransport fans events out to registered endpoints as signed, retried
+// deliveries in the River ledger on the config's store (transport.webhook). Endpoints
+// are managed through the admin API (/endpoints) or `hub endpoints`.
+type WebhookTransport struct {
+	webhook.Config `yaml:",inline"`
+	t              *webhook.Transport
+}
+
+// HubModule registers transport.webhook.
+func (*WebhookTransport) HubModule() registry.Info {
+	return registry.Info{ID: "transport.webhook", New: func() registry.Module { return new(WebhookTransport) },
+		Doc: "signed webhooks: one delivery per matching endpoint, retries, breaker, SSRF guard (needs a store)"}
+}
+
+// Provision names metrics after the section and checks that a store exists.
+func (m *WebhookTransport) Provision(pc *registry.ProvisionContext) error {
+	if m.Name == "" {
+		m.Name = pc.Name
+	}
+	if !shared.HasStore(pc.Store) {
+		return shared.ErrNoStore
+	}
+	return nil
+}
+
+// Validate runs the library's checks with its defaults applied, so lint agrees with New.
+func (m *WebhookTransport) Validate() error {
+	c := m.Config
+	setIf(&c.Workers, webhook.DefaultWorkers)
+	if c.RetrySchedule == nil {
+		c.RetrySchedule = webhook.DefaultRetrySchedule
+	}
+	if c.Jitter == 0 {
+		c.Jitter = webhook.DefaultJitter
+	}
+	setIf(&c.MaxRetryAfter, webhook.DefaultMaxRetryAfter)
+	setIf(&c.AttemptTimeout, webhook.DefaultAttemptTimeout)
+	setIf(&c.ResponseExcerpt, webhook.DefaultResponseExcerpt)
+	setIf(&c.Mode, webhook.DefaultMode)
+	setIf(&c.RotationGrace, webhook.DefaultRotationGrace)
+	setIf(&c.BreakerThreshold, webhook.DefaultBreakerThreshold)
+	setIf(&c.BreakerPause, webhook.DefaultBreakerPause)
+	setIf(&c.MaxConnsPerHost, webhook.DefaultMaxConnsPerHost)
+	return c.Validate()
+}
+
+// Open builds the transport on the shared ledger (the app starts the ledger after
+// every module registered its workers).
+func (m *WebhookTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
+	l, err := shared.Ledger(ctx, rt)
+	if err != nil {
+		return nil, err
+	}
+	cfg := m.Config
+	cfg.Registerer, cfg.Logger = rt.Registry, rt.Logger
+	t, err := webhook.New(ctx, cfg, l)
+	if err != nil {
+		return nil, err
+	}
+	m.t = t
+	return t, nil
+}
+
+// Endpoints exposes endpoint management to the admin API.
+func (m *WebhookTransport) Endpoints() ops.Endpoints { return webhookEndpoints{m.t} }
+
+// Deliveries exposes deliveries to the admin API.
+func (m *WebhookTransport) Deliveries() ops.Deliveries { return webhookDeliveries{m.t} }
+
+// Status reports every endpoint's breaker.
+func (m *WebhookTransport) Status(ctx context.Context) (any, error) {
+	if m.t == nil {
+		return nil, nil
+	}
+	bs, err := m.t.Breakers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"breakers": bs}, nil
+}
+
+func setIf[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
+
+var (
+	_ registry.TransportModule = (*WebhookTransport)(nil)
+	_ registry.Provisioner     = (*WebhookTransport)(nil)
+	_ registry.Validator       = (*WebhookTransport)(nil)
+	_ ops.WebhookProvider      = (*WebhookTransport)(nil)
+	_ ops.Statuser             = (*WebhookTransport)(nil)
+)

@@ -1,0 +1,78 @@
+// Package shared opens the resources several modules use on the config's store, once
+// per process: the River ledger (webhook deliveries, the outbox) and, when its module
+// lands, the kdbstream engine. Each is kept in the registry.Runtime and closed after
+// every module.
+package shared
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/koder/eventhub/cmd/hub/internal/config"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/internal/ledger"
+)
+
+// Keys of the shared resources.
+const (
+	KeyLedger = "ledger"
+	KeyKDB    = "kdbstream"
+)
+
+// HasStore reports whether the config names a store.
+func HasStore(s config.Store) bool { return s.SQLite != "" || s.Postgres != "" }
+
+// ErrNoStore is returned by modules that need a store when the config has none.
+var ErrNoStore = fmt.Errorf("needs a store: set store.sqlite (a file path) or store.postgres (a DSN)")
+
+// SQLitePath returns the store's SQLite file, resolved against the config file, with its
+// directory created.
+func SQLitePath(rt *registry.Runtime) (string, error) {
+	p := rt.Store.SQLite
+	if rt.File != nil {
+		p = rt.File.Resolve(p)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// Ledger returns the process's River ledger on the store, opening (and migrating) it
+// the first time. The app starts it once every module registered its workers.
+func Ledger(ctx context.Context, rt *registry.Runtime) (*ledger.Ledger, error) {
+	v, err := rt.Shared(KeyLedger, func() (any, io.Closer, error) {
+		if !HasStore(rt.Store) {
+			return nil, nil, ErrNoStore
+		}
+		cfg := ledger.Config{DSN: rt.Store.Postgres, Schema: rt.Store.Schema, Logger: rt.Logger}
+		if rt.Store.SQLite != "" {
+			p, err := SQLitePath(rt)
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg.DSN = p
+		}
+		l, err := ledger.Open(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, l, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*ledger.Ledger), nil
+}
+
+// OpenedLedger returns the ledger if a module opened it.
+func OpenedLedger(rt *registry.Runtime) *ledger.Ledger {
+	v, ok := rt.Lookup(KeyLedger)
+	if !ok {
+		return nil
+	}
+	return v.(*ledger.Ledger)
+}
