@@ -257,8 +257,20 @@ func (t *Transport) Breakers(ctx context.Context) ([]BreakerStatus, error) {
 	return t.br.list(ctx)
 }
 
-// ResetBreaker closes an endpoint's breaker by hand; deferred deliveries go at their
-// next wake-up.
+// ResetBreaker closes an endpoint's breaker by hand (the operator knows the receiver
+// is back) and makes the deliveries it deferred due now.
 func (t *Transport) ResetBreaker(ctx context.Context, endpointID string) error {
-	return t.br.reset(ctx, endpointID, time.Now())
+	if err := t.br.reset(ctx, endpointID, time.Now()); err != nil {
+		return err
+	}
+	waiting, err := t.Deliveries(ctx, DeliveryFilter{EndpointID: endpointID, State: DeliveryPending, Limit: maxBulkResend})
+	if err != nil {
+		return err
+	}
+	for _, d := range waiting {
+		if _, err := t.l.JobRetry(ctx, d.ID); err != nil && hub.Code(err) != hub.NotFound {
+			return err
+		}
+	}
+	return nil
 }

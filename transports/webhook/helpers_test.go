@@ -36,7 +36,7 @@ type receiver struct {
 	mu      sync.Mutex
 	got     []request
 	respond func(n int, r request) (status int, h http.Header, body string) // n: 1-based request count
-	arrived chan request                                                   // every request, if non-nil
+	arrived chan request                                                    // every request, if non-nil
 }
 
 func newReceiver(t *testing.T) *receiver {
