@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -52,7 +53,7 @@ func (h *Hub) startRoute(r *route) error {
 			name = fmt.Sprintf("%s#%d", r.cfg.name, i)
 		}
 		h.drain.Add(1)
-		sub := &routeSubscriber{route: r}
+		sub := newRouteSubscriber(r)
 		handler := h.router.AddConsumerHandler(name, r.cfg.name, sub, r.send)
 		for _, m := range r.chain() {
 			handler.AddMiddleware(m.fn)
@@ -92,9 +93,17 @@ func (r *route) next() []*cloudevent.Event {
 	return batch
 }
 
-// routeSubscriber is the message.Subscriber of one route sender.
+// routeSubscriber is the message.Subscriber of one route sender. Watermill's contract:
+// Close ends the subscription's channel (the router's subscriber decorator waits for it
+// before it cancels the subscription's context).
 type routeSubscriber struct {
-	route *route
+	route     *route
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+func newRouteSubscriber(r *route) *routeSubscriber {
+	return &routeSubscriber{route: r, closing: make(chan struct{})}
 }
 
 func (s *routeSubscriber) Subscribe(ctx context.Context, _ string) (<-chan *message.Message, error) {
@@ -106,11 +115,25 @@ func (s *routeSubscriber) Subscribe(ctx context.Context, _ string) (<-chan *mess
 func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) {
 	r := s.route
 	h := r.hub
-	defer h.drain.Done()
 	defer close(out)
+	drained := false
+	defer func() {
+		if !drained {
+			h.drain.Done()
+		}
+	}()
 	for {
 		batch := r.next()
 		if batch == nil {
+			// Report the route drained, but keep the subscription open until the router
+			// closes it: a subscription ending on its own makes Watermill close the
+			// router with an error log ("All handlers stopped").
+			drained = true
+			h.drain.Done()
+			select {
+			case <-ctx.Done():
+			case <-s.closing:
+			}
 			return
 		}
 		if err := h.deliverCtx.Err(); err != nil {
@@ -125,6 +148,9 @@ func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) 
 		case <-ctx.Done():
 			h.transportFailed(r, batch, Errorf(Canceled, "hub: router stopped before delivery"), 0, OutcomeDropped)
 			continue
+		case <-s.closing:
+			h.transportFailed(r, batch, Errorf(Canceled, "hub: router stopped before delivery"), 0, OutcomeDropped)
+			continue
 		}
 		select {
 		case <-msg.Acked():
@@ -135,10 +161,15 @@ func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) 
 			h.transportFailed(r, batch, Errorf(Internal, "hub: delivery aborted"), 0, OutcomeFailed)
 		case <-ctx.Done():
 			return
+		case <-s.closing:
+			return
 		}
 	}
 }
 
-func (s *routeSubscriber) Close() error { return nil }
+func (s *routeSubscriber) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	return nil
+}
 
 var _ message.Subscriber = (*routeSubscriber)(nil)
