@@ -10,9 +10,6 @@ import (
 // imports this package, not the other way round; hub.Code reads it through hub.Coder.
 const invalidArgumentCode = 3
 
-// resourceExhaustedCode is hub.ResourceExhausted (see invalidArgumentCode).
-const resourceExhaustedCode = 8
-
 // Problem is one thing wrong with an event: the attribute, extension or field it is
 // about (CloudEvents name, or the R2 field name for DecodeFields) and what is wrong.
 type Problem struct {
@@ -91,7 +88,9 @@ func indexPrefix(i int) string { return "[" + strconv.Itoa(i) + "]." }
 var ErrTooLarge = errors.New("cloudevent: request body too large")
 
 // TooLargeError reports a request body over the caller's limit. An HTTP ingress maps
-// it to 413 Content Too Large; hub.Code classifies it as ResourceExhausted.
+// it to 413 Content Too Large (errors.Is(err, ErrTooLarge)). hub.Code classifies it as
+// InvalidArgument, not ResourceExhausted: the hub retries the latter, and the same body
+// stays too large however often it is sent.
 type TooLargeError struct {
 	Limit int64 // the limit in bytes
 }
@@ -100,8 +99,8 @@ func (e *TooLargeError) Error() string {
 	return "cloudevent: request body exceeds " + strconv.FormatInt(e.Limit, 10) + " bytes"
 }
 
-// HubCode returns hub.ResourceExhausted.
-func (e *TooLargeError) HubCode() int { return resourceExhaustedCode }
+// HubCode returns hub.InvalidArgument.
+func (e *TooLargeError) HubCode() int { return invalidArgumentCode }
 
 // Is makes errors.Is(err, ErrTooLarge) true.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }

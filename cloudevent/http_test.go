@@ -145,7 +145,7 @@ func TestC1_FromHTTP(t *testing.T) {
 		req.Header = h
 		_, err := FromHTTPRequest(req, int64(len(body)-1))
 		var tl *TooLargeError
-		if !errors.Is(err, ErrTooLarge) || !errors.As(err, &tl) || tl.HubCode() != 8 {
+		if !errors.Is(err, ErrTooLarge) || !errors.As(err, &tl) || tl.HubCode() != 3 {
 			t.Fatalf("err %v", err)
 		}
 		req = httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
