@@ -38,8 +38,7 @@ type Consumer struct {
 	started bool
 	closed  bool
 	stop    chan struct{} // closed by Close: stop fetching
-	loop    chan struct{} // closed when the session loop exits
-	workers sync.WaitGroup
+	loop    chan struct{} // closed when the session loop (and every worker) exits
 
 	handlerCtx    context.Context // cancelled when the drain timeout passes
 	cancelHandler context.CancelFunc
@@ -140,6 +139,11 @@ func (c *Consumer) session(conn *amqp.Connection, h hub.Handler) error {
 		return wrap(err)
 	}
 	defer ch.Close()
+	// Declared again per session, not only per connection: an operator may have
+	// deleted the queue (the broker then cancels the consumer and we land here).
+	if err := declareConsumer(ch, &c.cfg); err != nil {
+		return wrap(err)
+	}
 	if err := ch.Qos(c.cfg.Prefetch, 0, false); err != nil {
 		return wrap(err)
 	}
@@ -155,10 +159,8 @@ func (c *Consumer) session(conn *amqp.Connection, h hub.Handler) error {
 	var wg sync.WaitGroup
 	for range c.cfg.Concurrency {
 		wg.Add(1)
-		c.workers.Add(1)
 		go func() {
 			defer wg.Done()
-			defer c.workers.Done()
 			for {
 				select {
 				case <-c.stop:
@@ -261,19 +263,16 @@ func (c *Consumer) Close() error {
 	c.mu.Unlock()
 	var err error
 	if started {
-		drained := make(chan struct{})
-		go func() { c.workers.Wait(); close(drained) }()
 		select {
-		case <-drained:
+		case <-c.loop: // workers stopped fetching and every running handler returned
 		case <-time.After(c.cfg.DrainTimeout):
+			// Cancel the stragglers and close the connection under them: their events
+			// were never acked, so the broker requeues them.
 			c.cancelHandler()
 			err = hub.Errorf(hub.DeadlineExceeded, "rabbitmq: handlers still running after drain timeout %s", c.cfg.DrainTimeout)
 		}
 	}
 	c.conn.close()
-	if started {
-		<-c.loop
-	}
 	c.cancelHandler()
 	return err
 }

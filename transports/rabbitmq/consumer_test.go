@@ -226,3 +226,27 @@ func openDLQ(t testing.TB, cfg Config) *DLQ {
 	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
+
+func TestE6_ConsumerRecoversDeletedQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.config(t)
+	c := newConsumer(t, cfg)
+	tr := newTransport(t, cfg)
+	rec := newRecorder()
+	if err := c.Start(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, tr, testEvent("a.b"))
+	rec.waitN(t, 1, "the first event")
+	if _, err := b.admin.QueueDelete(b.queue, false, false, false); err != nil {
+		t.Fatal(err)
+	}
+	// The broker cancels the consumer; the next session declares queue and bindings again.
+	waitFor(t, "the queue declared again", func() bool { return b.queueExists(t, b.queue) })
+	ev := testEvent("a.b")
+	waitFor(t, "the event routable again", func() bool { return tr.Send(context.Background(), []*cloudevent.Event{ev}) == nil })
+	if got := rec.waitN(t, 1, "the event after recovery"); got[0].ID != ev.ID {
+		t.Fatalf("got %s, want %s", got[0].ID, ev.ID)
+	}
+}

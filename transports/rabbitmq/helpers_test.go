@@ -20,6 +20,7 @@ type testBundle struct {
 	exchange string
 	queue    string
 	admin    *amqp.Channel
+	conn     *amqp.Connection
 }
 
 func setup(t testing.TB) *testBundle {
@@ -34,7 +35,7 @@ func setup(t testing.TB) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &testBundle{url: url, exchange: "ex." + name, queue: "q." + name, admin: ch}
+	b := &testBundle{url: url, exchange: "ex." + name, queue: "q." + name, admin: ch, conn: conn}
 	t.Cleanup(func() {
 		// A fresh channel: the admin one may have been closed by a failed assertion.
 		if c, err := conn.Channel(); err == nil {
@@ -163,4 +164,16 @@ func mustSend(t testing.TB, tr hub.Transport, evs ...*cloudevent.Event) {
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testenv.WaitFor(t, 30*time.Second, what, cond)
+}
+
+// queueExists checks q on a throwaway channel (a failed passive declare closes it).
+func (b *testBundle) queueExists(t testing.TB, q string) bool {
+	t.Helper()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	_, err = ch.QueueDeclarePassive(q, true, false, false, false, nil)
+	return err == nil
 }
