@@ -162,7 +162,7 @@ func FromEnvelope(b []byte, opts ...EnvelopeOption) (*Event, error) {
 		ev.Source = o.source
 	}
 	if env.Timestamp != "" {
-		t, err := parseTime(env.Timestamp)
+		t, err := parseUTCTime(env.Timestamp)
 		if err != nil {
 			p.add("timestamp", err.Error())
 		}

@@ -175,6 +175,23 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// isoLocalLayout is ISO 8601 without a zone, as Python's datetime.utcnow().isoformat()
+// writes it.
+const isoLocalLayout = "2006-01-02T15:04:05.999999999"
+
+// parseUTCTime parses R2's occurred_at and E1's timestamp, both specified as "ISO 8601
+// UTC": RFC 3339, or the same without a zone, which is then read as UTC. Producers in
+// other languages often omit the zone; rejecting their events would dead-letter them.
+func parseUTCTime(s string) (time.Time, error) {
+	if t, err := parseTime(s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(isoLocalLayout, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errors.New("not an ISO 8601 / RFC 3339 timestamp")
+}
+
 // checkValue reports what is wrong with an extension value, "" when nothing.
 func checkValue(v any) string {
 	switch x := v.(type) {

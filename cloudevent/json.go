@@ -78,6 +78,9 @@ func (e *Event) appendJSON(b []byte) ([]byte, error) {
 	if len(e.Data) > 0 {
 		switch {
 		case IsJSON(e.DataContentType):
+			if !json.Valid(e.Data) { // would make the whole document invalid
+				return nil, errors.New("cloudevent: MarshalJSON: data is not valid JSON but datacontenttype is JSON")
+			}
 			b = append(b, `,"data":`...)
 			b = append(b, e.Data...)
 		case isText(e.DataContentType) && utf8.Valid(e.Data):

@@ -209,7 +209,7 @@ func DecodeFields(values map[string]string, defaultSource string) (*Event, error
 		}
 	}
 	if occurred != "" {
-		t, err := parseTime(occurred)
+		t, err := parseUTCTime(occurred)
 		if err != nil {
 			p.add(FieldOccurredAt, err.Error())
 		}

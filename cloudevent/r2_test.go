@@ -106,6 +106,7 @@ func TestN2_MissingFields(t *testing.T) {
 			problem: []string{"type", "event_id", "occurred_at", "tenant_id", "subject_id", "actor", "data"}},
 		{name: "MissingSubject", drop: []string{"subject_id"}, problem: []string{"subject_id"}},
 		{name: "BadTime", set: map[string]string{"occurred_at": "14/05/2026"}, problem: []string{"occurred_at"}},
+		{name: "TimeWithoutZoneIsUTC", set: map[string]string{"occurred_at": "2026-05-14T12:34:56.123456"}},
 		{name: "BadJSONData", set: map[string]string{"data": `{"erasure_id":`}, problem: []string{"data"}},
 		{name: "EmptyTenant", set: map[string]string{"tenant_id": ""}, problem: []string{"tenant_id"}},
 		{name: "BadTypeList", set: map[string]string{"ce_types": "nope:integer,x"}, problem: []string{"ce_types", "ce_types"}},
@@ -125,7 +126,13 @@ func TestN2_MissingFields(t *testing.T) {
 			for k, v := range tc.set {
 				m[k] = v
 			}
-			_, err := DecodeFields(m, "urn:x")
+			ev, err := DecodeFields(m, "urn:x")
+			if len(tc.problem) == 0 {
+				if err != nil || ev.Time.Location() != time.UTC {
+					t.Fatalf("ev %+v err %v", ev, err)
+				}
+				return
+			}
 			ve, ok := err.(*ValidationError)
 			if !ok {
 				t.Fatalf("err = %v (%T), want *ValidationError", err, err)
