@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 const (
 	Scheme    = "amqp"
 	SchemeTLS = "amqps"
+	EnvURL    = "KODER_RABBITMQ_URL" // read by Open and OpenConsumer only when given no URL
 )
 
 // ParseURL turns an amqp:// or amqps:// URL into a Config. Each query parameter sets the
@@ -107,18 +109,32 @@ func setParam(c *Config, key, v string) error {
 	return nil
 }
 
-// Open parses rawURL (see ParseURL) and returns a connected publisher.
+// parseOrEnv is ParseURL, with an empty rawURL meaning $KODER_RABBITMQ_URL, read now
+// (at open time, never in init or New) so that tests and the binary can set it late.
+func parseOrEnv(rawURL string) (Config, error) {
+	if rawURL == "" {
+		rawURL = os.Getenv(EnvURL)
+		if rawURL == "" {
+			return Config{}, hub.Errorf(hub.InvalidArgument, "rabbitmq: no URL given and %s is not set", EnvURL)
+		}
+	}
+	return ParseURL(rawURL)
+}
+
+// Open parses rawURL (see ParseURL; "" means $KODER_RABBITMQ_URL) and returns a
+// connected publisher.
 func Open(ctx context.Context, rawURL string) (*Transport, error) {
-	cfg, err := ParseURL(rawURL)
+	cfg, err := parseOrEnv(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return New(ctx, cfg)
 }
 
-// OpenConsumer parses rawURL (see ParseURL; queue= is required) and returns a consumer.
+// OpenConsumer parses rawURL (see ParseURL; queue= is required; "" means
+// $KODER_RABBITMQ_URL) and returns a consumer.
 func OpenConsumer(ctx context.Context, rawURL string) (*Consumer, error) {
-	cfg, err := ParseURL(rawURL)
+	cfg, err := parseOrEnv(rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -77,3 +77,15 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("Validate error shows the password: %v", err)
 	}
 }
+
+// Not parallel: it sets an environment variable.
+func TestOpen_EnvURL(t *testing.T) {
+	t.Setenv(EnvURL, "")
+	if _, err := Open(t.Context(), ""); hub.Code(err) != hub.InvalidArgument || !strings.Contains(err.Error(), EnvURL) {
+		t.Fatalf("Open(\"\") without %s = %v, want InvalidArgument naming it", EnvURL, err)
+	}
+	t.Setenv(EnvURL, "amqp://guest:pw@127.0.0.1:1/?dial_timeout=200ms")
+	if _, err := Open(t.Context(), ""); hub.Code(err) != hub.Unavailable || strings.Contains(err.Error(), "pw@") {
+		t.Fatalf("Open(\"\") with %s aimed at a closed port = %v, want Unavailable, redacted", EnvURL, err)
+	}
+}
