@@ -176,7 +176,8 @@ func unhex(c byte) int {
 // FromHTTP reads the events of an HTTP message. The mode follows the Content-Type as
 // the binding prescribes: application/cloudevents-batch+json is a batch,
 // application/cloudevents+json one structured event, anything else binary mode (which
-// needs ce- headers). Every event is validated; the error is a *ValidationError.
+// needs ce- headers). Every event is validated; the error is a *ValidationError. In
+// binary mode the event's Data is body itself, not a copy.
 func FromHTTP(h http.Header, body []byte) ([]*Event, error) {
 	ct := h.Get("Content-Type")
 	mt := mediaType(ct)
