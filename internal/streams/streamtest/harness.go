@@ -41,6 +41,10 @@ type Harness struct {
 	Idempotency func(t *testing.T) hub.IdempotencyStore
 	// Transport labels metrics ("redisstream", "kdbstream").
 	Transport string
+	// ClaimMinIdle overrides FastConfig's claim idle time (0: 150ms). A backend whose
+	// round trips are slower (SQL commits under -race on a loaded machine) sets it higher,
+	// or T5's entries get claimed from a consumer still holding them.
+	ClaimMinIdle time.Duration
 }
 
 // Run runs the whole contract as parallel subtests.
@@ -72,6 +76,10 @@ func Run(t *testing.T, h Harness) {
 // FastConfig is a consumer configuration for tests: short blocks and claim times so a
 // retry takes a fraction of a second instead of R4's production timings.
 func FastConfig(t *testing.T, h Harness, stream string) streams.Config {
+	minIdle := 150 * time.Millisecond
+	if h.ClaimMinIdle > 0 {
+		minIdle = h.ClaimMinIdle
+	}
 	return streams.Config{
 		Stream:        stream,
 		DLQStream:     stream + streams.DLQSuffix,
@@ -79,7 +87,7 @@ func FastConfig(t *testing.T, h Harness, stream string) streams.Config {
 		Consumer:      "c1",
 		Start:         "0",
 		Block:         100 * time.Millisecond,
-		ClaimMinIdle:  150 * time.Millisecond,
+		ClaimMinIdle:  minIdle,
 		ClaimInterval: 50 * time.Millisecond,
 		DrainTimeout:  5 * time.Second,
 		DefaultSource: "/streamtest",
