@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -28,6 +29,8 @@ type connection struct {
 	conn  *amqp.Connection
 	gen   uint64        // increments on every successful (re)connect
 	ready chan struct{} // closed while connected; replaced on loss
+
+	blocked atomic.Bool // the broker sent connection.blocked (memory or disk alarm)
 
 	closing chan struct{}
 	done    chan struct{}
@@ -75,6 +78,18 @@ func (c *connection) dial(ctx context.Context) (*amqp.Connection, error) {
 }
 
 func (c *connection) setUp(conn *amqp.Connection) {
+	// While a resource alarm blocks publishing, RabbitMQ stops reading the socket, so a
+	// publish would hang past its context. Track it and fail fast instead.
+	c.blocked.Store(false)
+	blockings := conn.NotifyBlocked(make(chan amqp.Blocking, 4))
+	go func() {
+		for b := range blockings { // closed with the connection
+			c.blocked.Store(b.Active)
+			if b.Active {
+				c.cfg.Logger.Warn("rabbitmq_blocked", "transport", transportLabel, "role", c.name, "reason", b.Reason)
+			}
+		}
+	}()
 	c.mu.Lock()
 	c.conn = conn
 	c.gen++
@@ -143,6 +158,14 @@ func (c *connection) current() (*amqp.Connection, uint64, error) {
 		return nil, 0, hub.Errorf(hub.Unavailable, "rabbitmq: %s: not connected to the broker (reconnecting)", c.name)
 	}
 	return c.conn, c.gen, nil
+}
+
+// publishBlocked fails with ResourceExhausted while the broker blocks publishers.
+func (c *connection) publishBlocked() error {
+	if c.blocked.Load() {
+		return hub.Errorf(hub.ResourceExhausted, "rabbitmq: %s: the broker blocks publishing (memory or disk alarm)", c.name)
+	}
+	return nil
 }
 
 // wait blocks until the connection is up, ctx ends or the connection is closed.

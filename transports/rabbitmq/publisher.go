@@ -129,6 +129,9 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 // channel returns a live pooled channel, round robin, reopening a dead slot on the
 // current connection.
 func (t *Transport) channel() (*confirmChannel, error) {
+	if err := t.conn.publishBlocked(); err != nil {
+		return nil, err
+	}
 	i := int(t.next.Add(1) % uint64(len(t.slots)))
 	t.mu.Lock()
 	defer t.mu.Unlock()
