@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -13,45 +14,69 @@ import (
 
 var errBoom = errors.New("handler fails on purpose")
 
+// TestB1_AckAfterProcessing stops a consumer while its handler still holds an event:
+// the event must come back to the queue and reach the next consumer. With a quorum
+// queue the redelivery carries the broker's x-delivery-count header, which must not
+// disturb decoding.
 func TestB1_AckAfterProcessing(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	cfg := b.config(t)
-	cfg.DrainTimeout = 50 * 1e6 // 50ms: the blocked handler outlives it
-	c := newConsumer(t, cfg)
-	tr := newTransport(t, cfg)
-	ev := testEvent("user.created")
-	mustSend(t, tr, ev)
+	for _, qt := range []string{QueueClassic, QueueQuorum} {
+		t.Run(qt, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			cfg := b.config(t)
+			cfg.QueueType = qt
+			cfg.DrainTimeout = 50 * time.Millisecond // the blocked handler outlives it
+			c := newConsumer(t, cfg)
+			tr := newTransport(t, cfg)
+			ev := testEvent("user.created")
+			mustSend(t, tr, ev)
 
-	entered, release := make(chan struct{}), make(chan struct{})
-	defer close(release)
-	if err := c.Start(context.Background(), func(ctx context.Context, _ *cloudevent.Event) error {
-		close(entered)
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return errors.New("interrupted")
-	}); err != nil {
-		t.Fatal(err)
-	}
-	<-entered
-	// The handler has the event but has not returned: closing must leave it unacked.
-	if err := c.Close(); err == nil {
-		t.Fatal("Close with a handler past the drain timeout returned nil, want DeadlineExceeded")
-	}
-	waitFor(t, "the unacked event back in the queue", func() bool { return b.queueDepth(t, b.queue) == 1 })
-	if n := b.queueDepth(t, b.queue+".retry"); n != 0 {
-		t.Fatalf("retry queue holds %d: an interrupted handler was counted as a failure", n)
-	}
-	rec := newRecorder()
-	c2 := newConsumer(t, b.config(t))
-	if err := c2.Start(context.Background(), rec.handle); err != nil {
-		t.Fatal(err)
-	}
-	got := rec.waitN(t, 1, "redelivery to the next consumer")
-	if got[0].ID != ev.ID {
-		t.Fatalf("got %s, want %s", got[0].ID, ev.ID)
+			entered, release := make(chan struct{}), make(chan struct{})
+			defer close(release)
+			if err := c.Start(context.Background(), func(ctx context.Context, _ *cloudevent.Event) error {
+				close(entered)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return errors.New("interrupted")
+			}); err != nil {
+				t.Fatal(err)
+			}
+			<-entered
+			// The handler has the event but has not returned: closing must leave it unacked.
+			if err := c.Close(); err == nil {
+				t.Fatal("Close with a handler past the drain timeout returned nil, want DeadlineExceeded")
+			}
+			waitFor(t, "the unacked event back in the queue", func() bool { return b.queueDepth(t, b.queue) == 1 })
+			if n := b.queueDepth(t, b.queue+".retry"); n != 0 {
+				t.Fatalf("retry queue holds %d: an interrupted handler was counted as a failure", n)
+			}
+			if qt == QueueQuorum {
+				m, ok, err := b.admin.Get(b.queue, false)
+				if err != nil || !ok {
+					t.Fatalf("Get: %v %v", ok, err)
+				}
+				if _, has := m.Headers["x-delivery-count"]; !has {
+					t.Errorf("quorum redelivery without x-delivery-count: %v", m.Headers)
+				}
+				if err := m.Nack(false, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := newRecorder()
+			cfg2 := b.config(t)
+			cfg2.QueueType = qt
+			c2 := newConsumer(t, cfg2)
+			if err := c2.Start(context.Background(), rec.handle); err != nil {
+				t.Fatal(err)
+			}
+			got := rec.waitN(t, 1, "redelivery to the next consumer")
+			if got[0].ID != ev.ID {
+				t.Fatalf("got %s, want %s", got[0].ID, ev.ID)
+			}
+		})
 	}
 }
 
