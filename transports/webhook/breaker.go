@@ -156,8 +156,10 @@ func (b *breakers) admit(ctx context.Context, id string, now time.Time) (wait ti
 			return spread(due.Sub(now)), nil
 		}
 	case BreakerHalfOpen:
+		// A probe is in flight; it usually ends long before its lease, so look again
+		// after at most a pause rather than sleeping out the whole lease.
 		if now.Before(s.ProbeUntil) {
-			return spread(s.ProbeUntil.Sub(now)), nil
+			return spread(min(s.ProbeUntil.Sub(now), b.pause)), nil
 		}
 	}
 	// The pause is over (or the last probe's lease ran out): try to become the probe.

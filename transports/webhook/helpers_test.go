@@ -118,10 +118,12 @@ func setup(t *testing.T, b ledger.Backend, change func(*Config)) *testBundle {
 	if change != nil {
 		change(&cfg)
 	}
-	return setupWith(t, b, cfg, ledger.Config{})
+	return setupWith(t, b, cfg, ledger.Config{}, true)
 }
 
-func setupWith(t *testing.T, b ledger.Backend, cfg Config, lcfg ledger.Config) *testBundle {
+// setupWith opens a ledger with lcfg, builds the transport and, when start, starts
+// the ledger.
+func setupWith(t *testing.T, b ledger.Backend, cfg Config, lcfg ledger.Config, start bool) *testBundle {
 	t.Helper()
 	ctx := testenv.Context(t, 60*time.Second)
 	l := ledgertest.Open(t, b, lcfg)
@@ -135,8 +137,10 @@ func setupWith(t *testing.T, b ledger.Backend, cfg Config, lcfg ledger.Config) *
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = tr.Close() })
-	if err := l.Start(ctx); err != nil {
-		t.Fatalf("ledger start: %v", err)
+	if start {
+		if err := l.Start(ctx); err != nil {
+			t.Fatalf("ledger start: %v", err)
+		}
 	}
 	// Stop before the ledger's own cleanup closes it, so no job outlives the test.
 	t.Cleanup(func() {

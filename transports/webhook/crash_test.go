@@ -1,0 +1,165 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/internal/ledger/ledgertest"
+)
+
+// The crash test re-executes this test binary as the delivering process. TestMain
+// sends the child here before any test runs.
+const (
+	envCrashChild   = "WEBHOOK_TEST_CRASH_CHILD"
+	envCrashDSN     = "WEBHOOK_TEST_CRASH_DSN"
+	envCrashSchema  = "WEBHOOK_TEST_CRASH_SCHEMA"
+	envCrashWorkers = "WEBHOOK_TEST_CRASH_WORKERS"
+)
+
+// crashLedgerConfig keeps the lease short: a job runs at most crashConfig's job
+// timeout (2 s request + 2 s margin = 4 s), the lease is 5 s, swept every 200 ms.
+func crashLedgerConfig() ledger.Config {
+	return ledger.Config{JobTimeout: 2 * time.Second, RescueStuckJobsAfter: 5 * time.Second, RescueInterval: 200 * time.Millisecond}
+}
+
+func crashConfig() Config {
+	c := testConfig()
+	c.AttemptTimeout = 2 * time.Second
+	return c
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envCrashChild) != "" {
+		os.Exit(crashChild())
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild delivers from the shared ledger until it is killed.
+func crashChild() int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lc := crashLedgerConfig()
+	lc.DSN, lc.Schema, lc.NoMigrate = os.Getenv(envCrashDSN), os.Getenv(envCrashSchema), true
+	lc.FetchPollInterval = 50 * time.Millisecond
+	l, err := ledger.Open(ctx, lc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child: open ledger:", err)
+		return 2
+	}
+	cfg := crashConfig()
+	cfg.Workers, _ = strconv.Atoi(os.Getenv(envCrashWorkers))
+	if _, err := New(ctx, cfg, l); err != nil {
+		fmt.Fprintln(os.Stderr, "child: New:", err)
+		return 2
+	}
+	if err := l.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child: start:", err)
+		return 2
+	}
+	<-ctx.Done() // killed long before
+	return 3
+}
+
+// TestH3_CrashTakeover: the delivering process is kill -9'd while every delivery is in
+// flight (the receiver holds the requests); another process takes the deliveries over
+// once the ledger's lease expires, and every one completes.
+func TestH3_CrashTakeover(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		const n = 5
+		tb := setupWith(t, b, crashConfig(), crashLedgerConfig(), false)
+		held := make(chan request, n)
+		tb.recv.mu.Lock()
+		tb.recv.arrived = held
+		tb.recv.mu.Unlock()
+		release := make(chan struct{})
+		tb.recv.setRespond(func(int, request) (int, http.Header, string) {
+			<-release // hold the child's requests until it is dead
+			return 204, nil, ""
+		})
+		tb.endpoint(t, "/hook")
+		evs := make([]*cloudevent.Event, n)
+		for i := range evs {
+			evs[i] = newEvent(t, "user.created")
+		}
+		tb.send(t, evs...)
+
+		// The child: a second process on the same database, delivering.
+		lc := tb.l.Config()
+		var out bytes.Buffer
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envCrashChild+"=1", envCrashDSN+"="+lc.DSN, envCrashSchema+"="+lc.Schema,
+			envCrashWorkers+"="+strconv.Itoa(n))
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		killed := false
+		t.Cleanup(func() {
+			if !killed {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		})
+		// Wait until the child has every delivery in flight; the receiver holds them.
+		inFlight := map[string]bool{}
+		timeout := time.After(30 * time.Second)
+		for len(inFlight) < n {
+			select {
+			case r := <-held:
+				inFlight[r.header.Get(IDHeader)] = true
+			case <-timeout:
+				t.Fatalf("child got %d of %d deliveries in flight; its output:\n%s", len(inFlight), n, out.String())
+			}
+		}
+		tb.recv.mu.Lock()
+		tb.recv.arrived = nil
+		tb.recv.mu.Unlock()
+		if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup in the child
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		killed = true
+		tb.recv.setRespond(always(204, ""))
+		close(release) // the held handlers answer a dead connection
+
+		// This process takes over after the lease.
+		if err := tb.l.Start(tb.ctx); err != nil {
+			t.Fatal(err)
+		}
+		var ds []*Delivery
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ds = tb.deliveries(t, DeliveryFilter{})
+			done := 0
+			for _, d := range ds {
+				if d.State == DeliveryDelivered {
+					done++
+				}
+			}
+			if done == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("published %d, in flight in the killed child %d, delivered after takeover %d (of %d deliveries)",
+					n, len(inFlight), done, len(ds))
+			}
+			time.Sleep(50 * time.Millisecond) // polling the ledger: its state is the outside world here
+		}
+		for _, d := range ds {
+			if d.Attempt < 2 {
+				t.Fatalf("delivery %d completed in attempt %d: want the killed attempt plus the takeover", d.ID, d.Attempt)
+			}
+		}
+	})
+}
