@@ -10,6 +10,8 @@ import (
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/koder/eventhub/cloudevent"
 )
 
 // Hub routes events by a pattern on their type to transports (Forward), to an outbox,
@@ -184,8 +186,18 @@ func (h *Hub) close() error {
 	}
 	h.cancelDeliver()
 	if err != nil {
-		// Cancelled deliveries and the still-queued events turn into failure events
-		// quickly; give that the same bound once more rather than lose the records.
+		// Record what is still queued here rather than wait for the senders (they do the
+		// same for anything they take first: the queue hands each event to one reader).
+		for _, r := range *h.routes.Load() {
+			if r.queue == nil { // outbox mode: nothing queued in memory
+				continue
+			}
+			for ev := range r.queue {
+				h.transportFailed(r, []*cloudevent.Event{ev}, Errorf(Canceled, "hub: closed before delivery"), 0, OutcomeDropped)
+			}
+		}
+		// In-flight sends see the cancelled context and become failure events; give that
+		// the same bound once more rather than lose their records.
 		select {
 		case <-drained:
 		case <-time.After(h.opts.closeTimeout):
