@@ -59,7 +59,7 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	c.received = ec.WithLabelValues(transportLabel, cfg.Queue, "received")
 	c.acked = ec.WithLabelValues(transportLabel, cfg.Queue, "acked")
 	c.failed = ec.WithLabelValues(transportLabel, cfg.Queue, "failed")
-	c.lag = cfg.Metrics.Lag.WithLabelValues(transportLabel, cfg.Queue, cfg.Queue)
+	c.lag = cfg.Metrics.Lag.WithLabelValues(transportLabel, cfg.Exchange, cfg.Queue)
 	c.tag = cfg.ConsumerName + "-" + randomSuffix()
 	c.log = cfg.Logger.With("transport", transportLabel)
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.Background())
@@ -72,6 +72,7 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 		return declareConsumer(ch, &c.cfg)
 	})
 	if err != nil {
+		c.cancelHandler()
 		return nil, err
 	}
 	c.conn = conn
