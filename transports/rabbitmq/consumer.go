@@ -205,7 +205,8 @@ func (c *Consumer) process(d *amqp.Delivery, h hub.Handler, dlq *confirmChannel)
 	if at := publishedAt(d); !at.IsZero() {
 		c.lag.Observe(time.Since(at).Seconds())
 	}
-	ctx := c.handlerCtx
+	// E4: the handler's context carries the publisher's span, tenant and correlation id.
+	ctx := hub.ContextWithEvent(c.handlerCtx, ev)
 	c.log.LogAttrs(ctx, slog.LevelInfo, "event_received", slog.String("type", ev.Type), slog.String("event_id", ev.ID),
 		slog.String("group", c.cfg.Queue), slog.String("consumer", c.tag))
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
 )
 
 var errBoom = errors.New("handler fails on purpose")
@@ -273,5 +274,32 @@ func TestE6_ConsumerRecoversDeletedQueue(t *testing.T) {
 	waitFor(t, "the event routable again", func() bool { return tr.Send(context.Background(), []*cloudevent.Event{ev}) == nil })
 	if got := rec.waitN(t, 1, "the event after recovery"); got[0].ID != ev.ID {
 		t.Fatalf("got %s, want %s", got[0].ID, ev.ID)
+	}
+}
+
+func TestE4_HandlerContextCarriesTheEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.config(t)
+	c := newConsumer(t, cfg)
+	tr := newTransport(t, cfg)
+	ev := testEvent("user.created")
+	ev.SetCorrelationID("corr-42")
+	type seen struct{ tenant, corr, id string }
+	got := make(chan seen, 1)
+	if err := c.Start(context.Background(), func(ctx context.Context, _ *cloudevent.Event) error {
+		got <- seen{hub.TenantFrom(ctx), hub.CorrelationIDFrom(ctx), hub.EventFromContext(ctx).ID}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, tr, ev)
+	select {
+	case s := <-got:
+		if s != (seen{"tenant-1", "corr-42", ev.ID}) {
+			t.Fatalf("handler context = %+v, want tenant-1, corr-42, %s", s, ev.ID)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("handler never ran")
 	}
 }
