@@ -27,8 +27,8 @@ type subscription struct {
 // the publisher's context prepared by ContextWithEvent and a span per handler. That
 // keeps the in-process bus free of queues and goroutines, at the price that a slow
 // handler slows its publisher: hand long work to a goroutine or a transport. A handler
-// error is logged (event_failed) and counted, never returned to the publisher; the
-// event is shared and must not be modified.
+// error or panic is logged (event_failed) and counted, never returned to the publisher;
+// the event is shared and must not be modified.
 //
 // An invalid pattern panics, as regexp.MustCompile does: patterns are program text.
 // SubscribePattern takes a compiled pattern for patterns that come from input. cancel
@@ -65,7 +65,7 @@ func (h *Hub) dispatch(ctx context.Context, ev *cloudevent.Event) {
 		if !s.pattern.Match(ev.Type) {
 			continue
 		}
-		if err := s.handler(ctx, ev); err != nil {
+		if err := safeCall(s.handler, ctx, ev); err != nil {
 			h.metrics.delivery.WithLabelValues(inprocessRoute, OutcomeFailed).Inc()
 			h.log.LogAttrs(ctx, slog.LevelWarn, "event_failed",
 				slog.String("type", ev.Type), slog.String("event_id", ev.ID),
@@ -73,4 +73,15 @@ func (h *Hub) dispatch(ctx context.Context, ev *cloudevent.Event) {
 				slog.String("subscriber", s.pattern.String()))
 		}
 	}
+}
+
+// safeCall runs h, turning a panic into an Internal error: a broken subscriber must not
+// take down its publisher, or the delivery goroutine that reports a failure event.
+func safeCall(h Handler, ctx context.Context, ev *cloudevent.Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(Internal, "hub: subscriber panicked: %v", p)
+		}
+	}()
+	return h(ctx, ev)
 }

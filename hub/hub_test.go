@@ -147,6 +147,18 @@ func TestPublish(t *testing.T) {
 		}
 	})
 
+	t.Run("PanickingSubscriberDoesNotHurtThePublisher", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.hub.Subscribe("#", func(context.Context, *cloudevent.Event) error { panic("subscriber bug") })
+		got := newCollector()
+		b.hub.Subscribe("#", got.handle)
+		if err := b.hub.Publish(context.Background(), event("user.created")); err != nil {
+			t.Fatalf("Publish = %v, want nil", err)
+		}
+		got.next(t)
+	})
+
 	t.Run("CopiesEvents", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
