@@ -65,7 +65,7 @@ func (h *Hub) dispatch(ctx context.Context, ev *cloudevent.Event) {
 		if !s.pattern.Match(ev.Type) {
 			continue
 		}
-		if err := safeCall(s.handler, ctx, ev); err != nil {
+		if err := safeCall(ctx, s.handler, ev); err != nil {
 			h.metrics.delivery.WithLabelValues(inprocessRoute, OutcomeFailed).Inc()
 			h.log.LogAttrs(ctx, slog.LevelWarn, "event_failed",
 				slog.String("type", ev.Type), slog.String("event_id", ev.ID),
@@ -77,7 +77,7 @@ func (h *Hub) dispatch(ctx context.Context, ev *cloudevent.Event) {
 
 // safeCall runs h, turning a panic into an Internal error: a broken subscriber must not
 // take down its publisher, or the delivery goroutine that reports a failure event.
-func safeCall(h Handler, ctx context.Context, ev *cloudevent.Event) (err error) {
+func safeCall(ctx context.Context, h Handler, ev *cloudevent.Event) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = Errorf(Internal, "hub: subscriber panicked: %v", p)
