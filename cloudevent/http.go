@@ -193,11 +193,11 @@ func FromHTTP(h http.Header, body []byte) ([]*Event, error) {
 		}
 		var p problems
 		ev := new(Event)
-		if ev.decodeJSON(body, &p) {
+		if object, dataValid := ev.decodeJSON(body, &p); object {
 			if types := h.Get(HeaderExtTypes); types != "" {
 				applyTypeList(ev.Extensions, types, HeaderExtTypes, &p)
 			}
-			ev.validate(&p)
+			ev.check(&p, !dataValid)
 		}
 		if err := p.err(); err != nil {
 			return nil, err
