@@ -2,45 +2,77 @@ package redisstream
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/hub"
 )
 
-// flushLoop is one of the Pipelines goroutines that turn Sends into round trips. It
-// blocks for one request, then takes every request already waiting (up to MaxBatch
-// events) and writes them all in one pipeline. Nothing waits for a batch to fill: a
-// lone Send leaves at once, and batches form only from Sends that arrived while the
-// previous round trip was in flight, which is when batching pays.
+// submit sends r in the caller's goroutine when fewer than Pipelines round trips are
+// in flight (the common, uncontended case: no hand-off, no extra wake-up), and
+// otherwise queues it. Whoever finishes a round trip while requests are queued hands
+// them, all together up to MaxBatch events, to a goroutine that keeps the slot until
+// the queue is empty. So batches form only from Sends that arrived while the previous
+// round trips were in flight, which is when batching pays, and nothing ever waits for
+// a batch to fill.
 //
 // go-redis v9 has its own AutoPipeliner, which coalesces individual commands. This
-// loop coalesces whole Sends instead, so one Send's events stay in one round trip and
-// each Send gets back exactly its own errors; it is a few dozen lines.
-func (t *Transport) flushLoop() {
-	defer t.loops.Done()
-	reqs := make([]*sendReq, 0, 64)
-	for {
-		var first *sendReq
-		select {
-		case first = <-t.reqs:
-		case <-t.quit:
-			return
+// combiner coalesces whole Sends instead, so one Send's events stay in one round trip
+// and each Send gets back exactly its own errors; it is a few dozen lines.
+func (t *Transport) submit(r *sendReq) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return hub.Errorf(hub.FailedPrecondition, "redisstream: transport %q is closed", t.cfg.Name)
+	}
+	if t.busy < t.cfg.Pipelines {
+		t.busy++
+		t.inflight.Add(1)
+		t.mu.Unlock()
+		t.flush([]*sendReq{r}, len(r.args))
+		if next := t.next(); next != nil {
+			go t.drain(next)
 		}
-		reqs = append(reqs[:0], first)
-		n := len(first.args)
-	drain:
-		for n < t.cfg.MaxBatch {
-			select {
-			case r := <-t.reqs:
-				reqs = append(reqs, r)
-				n += len(r.args)
-			default:
-				break drain
-			}
+		return nil
+	}
+	t.queue = append(t.queue, r)
+	t.mu.Unlock()
+	return nil
+}
+
+// next takes the queued requests (up to MaxBatch events, at least one request) for
+// the round trip slot the caller holds, or releases the slot when nothing is queued.
+func (t *Transport) next() []*sendReq {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.queue) == 0 {
+		t.busy--
+		t.inflight.Done()
+		return nil
+	}
+	n, k := 0, 0
+	for k < len(t.queue) && (k == 0 || n+len(t.queue[k].args) <= t.cfg.MaxBatch) {
+		n += len(t.queue[k].args)
+		k++
+	}
+	reqs := slices.Clone(t.queue[:k])
+	t.queue = append(t.queue[:0], t.queue[k:]...)
+	return reqs
+}
+
+// drain flushes queued requests until the queue is empty, then releases its slot.
+func (t *Transport) drain(reqs []*sendReq) {
+	for reqs != nil {
+		n := 0
+		for _, r := range reqs {
+			n += len(r.args)
 		}
 		t.flush(reqs, n)
+		reqs = t.next()
 	}
 }
 

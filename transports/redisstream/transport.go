@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,10 +22,10 @@ import (
 
 // Transport appends events to Redis streams (the publishing half, hub.Transport).
 //
-// Send is safe for concurrent use. Concurrent Sends are coalesced: Pipelines goroutines
-// each take every Send waiting at that moment (up to MaxBatch events) and write them in
-// one pipelined round trip, so throughput is not bounded by one round trip per event
-// while a lone Send still leaves at once. A Send returns when Redis replied to all its
+// Send is safe for concurrent use. Concurrent Sends are coalesced: while Pipelines
+// round trips are in flight, further Sends queue, and the next round trip carries all
+// of them (up to MaxBatch events) in one pipeline, so throughput is not bounded by one
+// round trip per event while a lone Send still leaves at once, from its own goroutine. A Send returns when Redis replied to all its
 // XADDs; it does not retry (the hub does). A batch is not atomic: on error some of its
 // events may have been appended.
 //
@@ -38,10 +37,12 @@ type Transport struct {
 	namer  Namer
 	trim   *minIDTrimmer
 
-	reqs      chan *sendReq // unbuffered: a handed-over request is always flushed
-	quit      chan struct{}
-	loops     sync.WaitGroup
-	closed    atomic.Bool
+	mu       sync.Mutex
+	closed   bool
+	busy     int        // round trips in flight, at most cfg.Pipelines
+	queue    []*sendReq // Sends waiting for a round trip
+	inflight sync.WaitGroup
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -61,19 +62,9 @@ func New(client redis.UniversalClient, cfg Config) (*Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Transport{
-		client: client,
-		cfg:    cfg,
-		namer:  cfg.namer(),
-		reqs:   make(chan *sendReq),
-		quit:   make(chan struct{}),
-	}
+	t := &Transport{client: client, cfg: cfg, namer: cfg.namer()}
 	if cfg.MinIDAge > 0 {
 		t.trim = newMinIDTrimmer(cfg.MinIDAge)
-	}
-	t.loops.Add(cfg.Pipelines)
-	for range cfg.Pipelines {
-		go t.flushLoop()
 	}
 	return t, nil
 }
@@ -93,9 +84,6 @@ func (t *Transport) Health(ctx context.Context) error {
 // Send appends each event to its stream with the R2 fields (cloudevent.EncodeFields)
 // and MAXLEN ~ trimming, in as few round trips as possible.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
-	if t.closed.Load() {
-		return hub.Errorf(hub.FailedPrecondition, "redisstream: transport %q is closed", t.cfg.Name)
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -118,12 +106,8 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		}
 	}
 	r := &sendReq{args: args, done: make(chan error, 1)}
-	select {
-	case t.reqs <- r:
-	case <-t.quit:
-		return hub.Errorf(hub.FailedPrecondition, "redisstream: transport %q is closed", t.cfg.Name)
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := t.submit(r); err != nil {
+		return err
 	}
 	var err error
 	select {
@@ -167,9 +151,10 @@ func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, args 
 // client if Open created it. It is idempotent.
 func (t *Transport) Close() error {
 	t.closeOnce.Do(func() {
-		t.closed.Store(true)
-		close(t.quit)
-		t.loops.Wait()
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+		t.inflight.Wait()
 		if t.owned {
 			t.closeErr = classify(t.client.Close())
 		}
