@@ -47,8 +47,8 @@ func (e *Event) check(p *problems, checkData bool) {
 	if e.DataContentType != "" {
 		if !utf8.ValidString(e.DataContentType) {
 			p.add("datacontenttype", "not valid UTF-8")
-		} else if _, _, err := mime.ParseMediaType(e.DataContentType); e.DataContentType != ContentTypeJSON && err != nil {
-			p.add("datacontenttype", "not a media type: "+err.Error())
+		} else if e.DataContentType != ContentTypeJSON && !validMediaType(e.DataContentType) {
+			p.add("datacontenttype", "not a media type (RFC 2045)")
 		}
 	}
 	if e.DataSchema != "" {
@@ -138,5 +138,10 @@ func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 
 
 func validURIRef(s string) bool {
 	_, err := url.Parse(s)
+	return err == nil
+}
+
+func validMediaType(ct string) bool {
+	_, _, err := mime.ParseMediaType(ct)
 	return err == nil
 }
