@@ -104,3 +104,8 @@ func (e *TooLargeError) HubCode() int { return invalidArgumentCode }
 
 // Is makes errors.Is(err, ErrTooLarge) true.
 func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+var (
+	_ error = (*ValidationError)(nil)
+	_ error = (*TooLargeError)(nil)
+)

@@ -336,3 +336,8 @@ func extValueFromJSON(raw string) (any, string) {
 }
 
 func isNull(raw []byte) bool { return len(raw) == 4 && string(raw) == "null" }
+
+var (
+	_ json.Marshaler   = Event{}
+	_ json.Unmarshaler = (*Event)(nil)
+)
