@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -139,7 +138,7 @@ func moduleProblems(f *config.File, sec config.Module, path, stage string, err e
 			ps = append(ps, at(f, n, path+"."+fe.Key, "%s", strings.TrimPrefix(msg, fe.Key+": ")))
 			continue
 		}
-		n, key := mentionedKey(sec.Node, msg)
+		n, key := config.MentionedKey(sec.Node, msg)
 		if n != nil {
 			ps = append(ps, at(f, n, path+"."+key, "%s", msg))
 			continue
@@ -147,25 +146,6 @@ func moduleProblems(f *config.File, sec config.Module, path, stage string, err e
 		ps = append(ps, at(f, sec.Node, path, "%s", msg))
 	}
 	return ps
-}
-
-// mentionedKey finds the first key of the section named in msg as a whole word (a
-// library's Validate names the field it rejects), case-insensitively, with "_" in the
-// key allowed to match a Go field name written without it.
-func mentionedKey(n *yaml.Node, msg string) (*yaml.Node, string) {
-	lower := strings.ToLower(msg)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i].Value
-		if k == "type" {
-			continue
-		}
-		for _, form := range []string{strings.ToLower(k), strings.ReplaceAll(strings.ToLower(k), "_", "")} {
-			if regexp.MustCompile(`\b` + regexp.QuoteMeta(form) + `\b`).MatchString(lower) {
-				return n.Content[i+1], k
-			}
-		}
-	}
-	return nil, ""
 }
 
 func valueNode(m *yaml.Node, key string) *yaml.Node {

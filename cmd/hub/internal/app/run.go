@@ -75,7 +75,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	}
 
 	opts := []hub.Option{hub.WithLogger(p.Logger), hub.WithRegisterer(a.reg), hub.WithRegistry(p.Schemas),
-		hub.WithCloseTimeout(cfg.ShutdownTimeout)}
+		hub.WithCloseTimeout(cfg.ShutdownTimeout / 2)} // the rest of the bound is for the ledger and transports
 	if usesOutbox(cfg) {
 		ob, err := openOutbox(ctx, a)
 		if err != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/koder/eventhub/outbox"
 )
 
 // Defaults of the top-level sections.
@@ -37,6 +39,9 @@ type Config struct {
 	Transports map[string]Module `yaml:"transports"`
 	// Routes bind event type patterns to transports.
 	Routes []Route `yaml:"routes"`
+	// Outbox tunes the relay of routes with delivery: outbox (attempts, backoff,
+	// workers); its keys are outbox.Config's. Rows live in the store's River ledger.
+	Outbox outbox.Config `yaml:"outbox"`
 	// Admin is the operations API (health, DLQs, endpoints, deliveries, outbox, metrics).
 	Admin Admin `yaml:"admin"`
 	// Metrics optionally serves /metrics on a listener of its own (it is always on admin).
@@ -89,7 +94,8 @@ type Route struct {
 	// Delivery is direct (off the request path, retried in memory) or outbox (stored
 	// durably before Publish returns, relayed by River). Default direct.
 	Delivery string `yaml:"delivery"`
-	// Retry tunes delivery attempts for this route.
+	// Retry tunes direct delivery attempts for this route; outbox routes follow the
+	// outbox section.
 	Retry Retry `yaml:"retry"`
 }
 

@@ -66,12 +66,12 @@ transports:
 routes:
   - pattern: "identity.#"
     to: redis
-    delivery: outbox
     retry:
       attempts: ${ATTEMPTS:-5}
       backoff: 2s
   - pattern: "*"
     to: [redis]
+    delivery: outbox
 admin:
   listen: 127.0.0.1:9000
 shutdown_timeout: 30s
@@ -95,8 +95,8 @@ func TestParse(t *testing.T) {
 		if got := c.Routes[0].To; len(got) != 1 || got[0] != "redis" {
 			t.Errorf("to = %v", got)
 		}
-		if c.Routes[1].Delivery != DeliveryDirect {
-			t.Errorf("default delivery = %q", c.Routes[1].Delivery)
+		if c.Routes[0].Delivery != DeliveryDirect || c.Routes[1].Delivery != DeliveryOutbox {
+			t.Errorf("delivery = %q, %q", c.Routes[0].Delivery, c.Routes[1].Delivery)
 		}
 		if c.Schemas.Files[0].Major != 1 || !c.Schemas.BuiltinSchemas() {
 			t.Errorf("schema defaults not applied: %+v", c.Schemas)
@@ -154,6 +154,12 @@ func TestLintLineNumbers(t *testing.T) {
 			}},
 		{"MissingPatternLocatedAtRoute", "transports:\n  r: {type: redisstream}\nroutes:\n  - to: r\n",
 			[]string{`4:5: routes[0].pattern: required`}},
+		{"RetryIsForDirectRoutes", "store: {sqlite: a.db}\ntransports:\n  r: {type: redisstream}\nroutes:\n  - pattern: '#'\n    to: r\n    delivery: outbox\n    retry: {attempts: 5}\n",
+			[]string{`8:12: routes[0].retry: retry applies to direct delivery`}},
+		{"OutboxSection", "outbox:\n  max_attempts: -1\n  workerz: 3\n",
+			[]string{`2:17: outbox.max_attempts: outbox: MaxAttempts -1: at least 1`, `3:3: outbox.workerz: unknown key "workerz"`}},
+		{"OutboxValidate", "outbox:\n  backoff_base: 1m\n  backoff_max: 1s\n",
+			[]string{`3:16: outbox.backoff_max: outbox: BackoffMax 1s: not below BackoffBase 1m0s`}},
 		{"OutboxNeedsStore", "transports:\n  r: {type: redisstream}\nroutes:\n  - pattern: '#'\n    to: r\n    delivery: outbox\n",
 			[]string{`6:15: routes[0].delivery: outbox delivery needs a store`}},
 		{"ModuleWithoutType", "transports:\n  r:\n    url: redis://x\n",

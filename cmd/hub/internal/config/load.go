@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -112,4 +113,39 @@ func (f *File) Resolve(p string) string {
 		return p
 	}
 	return filepath.Join(f.Dir, p)
+}
+
+// ProblemAtMentioned locates msg at the first key of the mapping at path that msg names
+// (a library's Validate names the field it rejects: "MaxAttempts" for max_attempts),
+// or at the mapping itself.
+func (f *File) ProblemAtMentioned(path, msg string) Problem {
+	if n := f.Node(path); n != nil && n.Kind == yaml.MappingNode {
+		if v, key := MentionedKey(n, msg); v != nil {
+			return Problem{File: f.Name, Line: v.Line, Col: v.Column, Path: path + "." + key, Msg: msg}
+		}
+	}
+	return f.Problem(path, "%s", msg)
+}
+
+// MentionedKey finds the key of mapping n named earliest in msg as a whole word,
+// case-insensitively, with "_" in the key allowed to match a Go field name written
+// without it. It returns the key's value node and the key.
+func MentionedKey(n *yaml.Node, msg string) (*yaml.Node, string) {
+	lower := strings.ToLower(msg)
+	best, at := -1, len(lower)+1
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if k == "type" {
+			continue
+		}
+		for _, form := range []string{strings.ToLower(k), strings.ReplaceAll(strings.ToLower(k), "_", "")} {
+			if loc := regexp.MustCompile(`\b` + regexp.QuoteMeta(form) + `\b`).FindStringIndex(lower); loc != nil && loc[0] < at {
+				best, at = i, loc[0]
+			}
+		}
+	}
+	if best < 0 {
+		return nil, ""
+	}
+	return n.Content[best+1], n.Content[best].Value
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/outbox"
 )
 
 // validate runs the checks that need no module: known values, addresses, route targets.
@@ -47,6 +48,9 @@ func (f *File) validate() Problems {
 		if err := checkListen(c.Metrics.Listen); err != nil {
 			ps = append(ps, f.Problem("metrics.listen", "%v", err))
 		}
+	}
+	if err := checkOutbox(c.Outbox); err != nil {
+		ps = append(ps, f.ProblemAtMentioned("outbox", err.Error()))
 	}
 	for i, s := range c.Schemas.Files {
 		p := fmt.Sprintf("schemas.files[%d]", i)
@@ -91,6 +95,9 @@ func (f *File) validate() Problems {
 		case DeliveryOutbox:
 			if c.Store.SQLite == "" && c.Store.Postgres == "" {
 				ps = append(ps, f.Problem(p+".delivery", "outbox delivery needs a store (store.sqlite or store.postgres)"))
+			}
+			if r.Retry != (Retry{}) {
+				ps = append(ps, f.Problem(p+".retry", "retry applies to direct delivery; outbox routes retry as the outbox section says (max_attempts, backoff_base, backoff_max, schedule)"))
 			}
 		default:
 			ps = append(ps, f.Problem(p+".delivery", "unknown delivery %q (direct, outbox)", r.Delivery))
@@ -149,4 +156,22 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sortStrings(ks)
 	return ks
+}
+
+// checkOutbox runs the outbox's own Validate on a copy with its defaults, so lint
+// agrees with outbox.New.
+func checkOutbox(c outbox.Config) error {
+	if c.Workers == 0 {
+		c.Workers = outbox.DefaultWorkers
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = outbox.DefaultMaxAttempts
+	}
+	if c.BackoffBase == 0 {
+		c.BackoffBase = outbox.DefaultBackoffBase
+	}
+	if c.BackoffMax == 0 {
+		c.BackoffMax = max(outbox.DefaultBackoffMax, c.BackoffBase)
+	}
+	return c.Validate()
 }
