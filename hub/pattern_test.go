@@ -3,6 +3,8 @@ package hub
 import (
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 func TestF1_PatternMatch(t *testing.T) {
@@ -106,4 +108,23 @@ func TestPatternMatchNoAllocation(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { p.Match(typ) }); n != 0 {
 		t.Errorf("Match allocates %v times per call, want 0", n)
 	}
+}
+
+// TestPatternMatchProperty compares the allocation-free matcher with the obvious
+// split-and-recurse definition (splitMatch, pattern_bench_test.go) on random patterns and
+// types over a small alphabet, where `#` backtracking cases are dense.
+func TestPatternMatchProperty(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		words := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "*", "#"}), 1, 6).Draw(t, "pattern")
+		typ := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "hub"}), 0, 7).Draw(t, "type")
+		pattern, typeStr := strings.Join(words, "."), strings.Join(typ, ".")
+		if pattern == "*" {
+			return // the catch-all is not RabbitMQ's `*`; covered by the table
+		}
+		p := MustCompilePattern(pattern)
+		if got, want := p.Match(typeStr), splitMatch(words, typ); got != want {
+			t.Fatalf("Pattern(%q).Match(%q) = %v, want %v", pattern, typeStr, got, want)
+		}
+	})
 }
