@@ -50,7 +50,7 @@ func (e *Engine) XClaim(ctx context.Context, stream, grp, consumer string, minId
 		parsed = append(parsed, id)
 	}
 	var out []Claimed
-	err := e.inTx(ctx, func(tx *sql.Tx) error {
+	err := e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
 		out = []Claimed{}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
 		if err != nil {
@@ -136,8 +136,11 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 	if count <= 0 {
 		count = 100
 	}
+	if next, ok := e.idleScan(ctx, stream, grp, from, e.nowMs()-minIdle.Milliseconds(), count*10); ok {
+		return AutoClaimResult{Next: next, Claimed: []Claimed{}, Deleted: []ID{}}, nil
+	}
 	var res AutoClaimResult
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
+	err = e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
 		res = AutoClaimResult{Claimed: []Claimed{}, Deleted: []ID{}}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
 		if err != nil {

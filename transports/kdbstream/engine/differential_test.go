@@ -246,7 +246,7 @@ func (g *gen) next() []string {
 		}
 		return cmd
 	case p < 84:
-		cmd := []string{"XAUTOCLAIM", k, g.pick(g.groups), g.pick(g.cons), "0", []string{"0", "0-0", g.anyID()}[g.r.IntN(3)], "COUNT", strconv.Itoa(1 + g.r.IntN(5))}
+		cmd := []string{"XAUTOCLAIM", k, g.pick(g.groups), g.pick(g.cons), []string{"0", "100000000"}[g.r.IntN(2)], []string{"0", "0-0", g.anyID()}[g.r.IntN(3)], "COUNT", strconv.Itoa(1 + g.r.IntN(5))}
 		if g.r.IntN(4) == 0 {
 			cmd = append(cmd, "JUSTID")
 		}

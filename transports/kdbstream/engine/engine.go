@@ -57,6 +57,11 @@ type Config struct {
 	// PollInterval is how often a blocked XREADGROUP on PostgreSQL re-checks when no
 	// NOTIFY arrives (a safety net for a lost listener connection); default 1s.
 	PollInterval time.Duration `yaml:"poll_interval"`
+	// Lazy lets Open succeed while the database is unreachable: the connection and
+	// the tables are then set up by the first command, and commands fail with
+	// Unavailable until that works (as the Redis transport's Open does not fail while
+	// Redis is down). Default false: Open reports the problem at once.
+	Lazy bool `yaml:"lazy"`
 	// Now is the clock (ms ids, idle times); tests replace it. Default time.Now.
 	Now func() time.Time `yaml:"-"`
 }
@@ -115,6 +120,12 @@ type Engine struct {
 	closeMu sync.RWMutex
 	closed  bool
 	stopPG  func()
+
+	readyMu sync.Mutex
+	ready   bool
+
+	txMu       sync.Mutex // SQLite: one transaction at a time, with its synchronous mode
+	sqliteSync string     // the synchronous pragma the connection runs with now
 }
 
 // Open connects, creates the tables if needed and starts the committer.
@@ -124,26 +135,41 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
-	var err error
-	if cfg.Driver == DriverSQLite {
-		err = e.openSQLite(ctx)
-	} else {
-		e.pg = true
-		err = e.openPostgres(ctx)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := e.migrate(ctx); err != nil {
-		e.db.Close()
-		if e.stopPG != nil {
-			e.stopPG()
-		}
+	e.pg = cfg.Driver == DriverPostgres
+	if err := e.ensureReady(ctx); err != nil && !cfg.Lazy {
 		return nil, err
 	}
 	e.wg.Add(1)
 	go e.committer()
 	return e, nil
+}
+
+// ensureReady connects and creates the tables once.
+func (e *Engine) ensureReady(ctx context.Context) error {
+	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
+	if e.ready {
+		return nil
+	}
+	var err error
+	if e.pg {
+		err = e.openPostgres(ctx)
+	} else {
+		err = e.openSQLite(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.migrate(ctx); err != nil {
+		e.db.Close()
+		if e.stopPG != nil {
+			e.stopPG()
+			e.stopPG = nil
+		}
+		return err
+	}
+	e.ready = true
+	return nil
 }
 
 // Close stops the committer (pending appends finish first) and closes the database.
@@ -161,11 +187,19 @@ func (e *Engine) Close() error {
 		e.stopPG()
 	}
 	e.waiters.closeAll()
+	e.readyMu.Lock()
+	defer e.readyMu.Unlock()
+	if !e.ready {
+		return nil
+	}
 	return e.db.Close()
 }
 
-// DB exposes the database handle (the idempotency store and the migration checkpoint
-// live in the same database).
+// Ready connects and creates the tables if that has not happened yet (see Lazy).
+func (e *Engine) Ready(ctx context.Context) error { return e.ensureReady(ctx) }
+
+// DB exposes the database handle, valid once Ready returned nil (the idempotency store
+// and the migration checkpoints live in the same database).
 func (e *Engine) DB() *sql.DB { return e.db }
 
 // Postgres reports whether the engine runs on PostgreSQL.
@@ -204,17 +238,62 @@ func (e *Engine) forUpdate() string {
 
 func (e *Engine) nowMs() int64 { return e.cfg.Now().UnixMilli() }
 
-// inTx runs fn in one transaction, committing on nil.
+// inTx runs fn in one durable transaction, committing on nil.
 func (e *Engine) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return e.inTxMode(ctx, false, fn)
+}
+
+// inTxRelaxed runs consumer bookkeeping (XREADGROUP's pending entries, XACK, claims)
+// without waiting for the disk flush: PostgreSQL commits it with synchronous_commit
+// off, SQLite with synchronous NORMAL. A crash of the machine (not of the process) can
+// lose the last such commits; the entries involved are then delivered again, which
+// at-least-once delivery allows. Appends never take this path.
+func (e *Engine) inTxRelaxed(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return e.inTxMode(ctx, true, fn)
+}
+
+func (e *Engine) inTxMode(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) error) error {
 	e.closeMu.RLock()
 	closed := e.closed
 	e.closeMu.RUnlock()
 	if closed {
 		return errClosed
 	}
+	return e.inTxRaw(ctx, relaxed, fn)
+}
+
+// inTxRaw is inTxMode without the closed check (the committer drains after Close).
+func (e *Engine) inTxRaw(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) error) error {
+	if err := e.ensureReady(ctx); err != nil {
+		return err
+	}
+	if !e.pg {
+		e.txMu.Lock()
+		defer e.txMu.Unlock()
+		want := strings.ToUpper(e.cfg.Synchronous)
+		if relaxed && want != "OFF" {
+			want = "NORMAL"
+		}
+		if e.sqliteSync == "" {
+			e.sqliteSync = strings.ToUpper(e.cfg.Synchronous) // the DSN's pragma
+		}
+		if want != e.sqliteSync {
+			// A reconnect resets the pragma to the DSN's (stricter) value: never unsafe.
+			if _, err := e.db.ExecContext(ctx, "PRAGMA synchronous = "+want); err != nil {
+				return classify(err)
+			}
+			e.sqliteSync = want
+		}
+	}
 	tx, err := e.db.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(err)
+	}
+	if relaxed && e.pg {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+			_ = tx.Rollback()
+			return classify(err)
+		}
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()

@@ -144,4 +144,3 @@ func TestR9_Engine(t *testing.T) {
 		})
 	}
 }
-

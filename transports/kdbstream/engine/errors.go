@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/streams"
 )
 
 // Error is a command error with Redis's reply text ("ERR ...", "BUSYGROUP ...",
@@ -65,4 +66,10 @@ func IsBusyGroup(err error) bool {
 func IsNoGroup(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Prefix() == "NOGROUP"
+}
+
+// Is makes a NOGROUP reply match streams.ErrNoGroup, so the shared consumer loop
+// re-creates a group that disappeared, as it does on Redis.
+func (e *Error) Is(target error) bool {
+	return target == streams.ErrNoGroup && e.Prefix() == "NOGROUP"
 }

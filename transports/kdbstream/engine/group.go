@@ -144,7 +144,13 @@ func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id str
 	}
 	for {
 		wake := e.waiters.wait(stream)
-		res, err := e.readNew(ctx, stream, grp, consumer, count, noack)
+		var res ReadResult
+		var err error
+		if e.nothingNew(ctx, stream, grp) {
+			res.Nil = true
+		} else {
+			res, err = e.readNew(ctx, stream, grp, consumer, count, noack)
+		}
 		if err != nil || !res.Nil || block < 0 {
 			return res, err
 		}
@@ -169,7 +175,7 @@ func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id str
 
 func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, count int64, noack bool) (ReadResult, error) {
 	var res ReadResult
-	err := e.inTx(ctx, func(tx *sql.Tx) error {
+	err := e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
 		res = ReadResult{}
 		s, g, err := e.lockGroup(ctx, tx, stream, grp, "XREADGROUP with GROUP option")
 		if err != nil {
@@ -257,7 +263,7 @@ func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, 
 // nil fields and is left as it is (t_stream.c streamReplyWithRangeFromConsumerPEL).
 func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, after ID, count int64) (ReadResult, error) {
 	var res ReadResult
-	err := e.inTx(ctx, func(tx *sql.Tx) error {
+	err := e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
 		res = ReadResult{Entries: []Entry{}}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "XREADGROUP with GROUP option")
 		if err != nil {

@@ -20,7 +20,7 @@ func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (i
 		parsed = append(parsed, id)
 	}
 	var n int64
-	err := e.inTx(ctx, func(tx *sql.Tx) error {
+	err := e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
 		n = 0
 		s, err := e.lockStream(ctx, tx, stream, false)
 		if err != nil || s == nil {

@@ -122,7 +122,7 @@ func (e *Engine) commitBatch(batch []*appendReq) {
 		return
 	}
 	var touched []string
-	err := e.inTxRaw(context.Background(), func(tx *sql.Tx) error {
+	err := e.inTxRaw(context.Background(), false, func(tx *sql.Tx) error {
 		var err error
 		touched, err = e.applyAdds(tx, live)
 		return err
@@ -139,19 +139,6 @@ func (e *Engine) commitBatch(batch []*appendReq) {
 			e.waiters.notify(s)
 		}
 	}
-}
-
-// inTxRaw is inTx without the closed check (the committer drains after Close).
-func (e *Engine) inTxRaw(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := e.db.BeginTx(ctx, nil)
-	if err != nil {
-		return classify(err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return classify(err)
-	}
-	return classify(tx.Commit())
 }
 
 type pendingRow struct {

@@ -1,0 +1,180 @@
+// Package kdbstream is the hub's stream transport on its own SQL stream engine (R9):
+// the same publisher and consumer behaviour as the Redis transport (R1 naming, R2
+// fields, MAXLEN ~ trimming, the shared R4 consumer loop with claims and a DLQ, an R5
+// idempotency store), stored in one SQLite file or in PostgreSQL. The engine
+// (subpackage engine) reproduces Redis Streams' command semantics, so state migrated
+// from Redis (Migrate) continues unchanged: KODER_EVENT_BUS=kdb-stream is a flag flip.
+package kdbstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
+	"github.com/koder/eventhub/transports/redisstream"
+)
+
+// Transport appends events to kdbstream streams (the publishing half, hub.Transport).
+//
+// Send is safe for concurrent use. There is no batching here: the engine's committer
+// coalesces concurrent Sends into one transaction (group commit). A Send returns once
+// its entries are committed with the engine's Synchronous setting; a batch is atomic
+// (one transaction). Close closes the engine only when Open created it.
+type Transport struct {
+	eng    *engine.Engine
+	owned  bool
+	cfg    Config
+	namer  redisstream.Namer
+	closed atomic.Bool
+	once   sync.Once
+	err    error
+
+	trimMu   sync.Mutex
+	lastTrim map[string]time.Time
+}
+
+// New returns a Transport over an engine the caller owns (Close leaves it open).
+func New(eng *engine.Engine, cfg Config) (*Transport, error) {
+	if eng == nil {
+		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: nil engine")
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Transport{eng: eng, cfg: cfg, namer: cfg.namer(), lastTrim: map[string]time.Time{}}, nil
+}
+
+// Name labels the transport in metrics, logs and failure events.
+func (t *Transport) Name() string { return t.cfg.Name }
+
+// Engine returns the stream engine, for consumers, the idempotency store and tools
+// sharing it.
+func (t *Transport) Engine() *engine.Engine { return t.eng }
+
+// Health checks that the database answers.
+func (t *Transport) Health(ctx context.Context) error {
+	if err := t.eng.Ready(ctx); err != nil {
+		return classify(err)
+	}
+	return classify(t.eng.DB().PingContext(ctx))
+}
+
+// Send appends each event to its stream with the R2 fields and MAXLEN ~ trimming, in
+// one transaction shared with concurrent Sends.
+func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
+	if t.closed.Load() {
+		return hub.Errorf(hub.FailedPrecondition, "kdbstream: transport %q is closed", t.cfg.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	adds := make([]engine.Add, len(batch))
+	var trim *engine.Trim
+	if t.cfg.MaxLen > 0 {
+		trim = &engine.Trim{Approx: true, MaxLen: t.cfg.MaxLen, Limit: -1}
+	}
+	for i, ev := range batch {
+		stream, err := t.namer(ev)
+		if err != nil {
+			return hub.Wrap(hub.InvalidArgument, err)
+		}
+		fields, err := cloudevent.EncodeFields(ev)
+		if err != nil {
+			return fmt.Errorf("kdbstream: event %d (%s): %w", i, ev.ID, err)
+		}
+		adds[i] = engine.Add{Stream: stream, Values: fields}
+		// One trim per stream per batch is enough for "~": it may trim less, never more.
+		if i == len(batch)-1 || adds[i].Stream != streamOf(t.namer, batch[i+1]) {
+			adds[i].Trim = trim
+		}
+	}
+	res, err := t.eng.Append(ctx, adds)
+	if err == nil {
+		for _, r := range res {
+			if r.Err != nil {
+				err = r.Err
+				break
+			}
+		}
+	}
+	err = classify(err)
+	t.record(ctx, batch, adds, err)
+	if err == nil && t.cfg.MinIDAge > 0 {
+		t.trimByAge(ctx, adds)
+	}
+	return err
+}
+
+func streamOf(n redisstream.Namer, ev *cloudevent.Event) string {
+	s, _ := n(ev)
+	return s
+}
+
+// trimByAge runs XTRIM MINID ~ <now - MinIDAge> on each stream at most once a second.
+func (t *Transport) trimByAge(ctx context.Context, adds []engine.Add) {
+	now := time.Now()
+	due := map[string]bool{}
+	t.trimMu.Lock()
+	for _, a := range adds {
+		if now.Sub(t.lastTrim[a.Stream]) >= minIDTrimInterval {
+			t.lastTrim[a.Stream] = now
+			due[a.Stream] = true
+		}
+	}
+	t.trimMu.Unlock()
+	min, _ := engine.ParseID(strconv.FormatInt(now.Add(-t.cfg.MinIDAge).UnixMilli(), 10), 0)
+	for s := range due {
+		if _, err := t.eng.XTrim(ctx, s, engine.Trim{MinID: true, Approx: true, Min: min, Limit: -1}); err != nil {
+			t.cfg.Logger.WarnContext(ctx, "kdbstream MINID trim failed", "stream", s, "error", err)
+		}
+	}
+}
+
+// record emits the R8 publish log and counters.
+func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, adds []engine.Add, err error) {
+	outcome := "emitted"
+	if err != nil {
+		outcome = "publish_error"
+		t.cfg.Logger.WarnContext(ctx, "kdbstream append failed", "transport", t.cfg.Name,
+			"stream", adds[0].Stream, "events", len(batch), "error", err)
+	}
+	log := err == nil && t.cfg.Logger.Enabled(ctx, slog.LevelDebug)
+	counts := map[string]int{}
+	for i, ev := range batch {
+		counts[adds[i].Stream]++
+		if log {
+			t.cfg.Logger.DebugContext(ctx, "event_emitted", "type", ev.Type, "event_id", ev.ID, "subject_id", ev.Subject, "stream", adds[i].Stream)
+		}
+	}
+	for s, n := range counts {
+		t.cfg.Metrics.EventCount.WithLabelValues(t.cfg.Name, s, outcome).Add(float64(n))
+	}
+}
+
+// Close stops accepting Sends and closes the engine if Open created it. Idempotent.
+func (t *Transport) Close() error {
+	t.once.Do(func() {
+		t.closed.Store(true)
+		if t.owned {
+			t.err = t.eng.Close()
+		}
+	})
+	return t.err
+}
+
+var (
+	_ hub.Transport     = (*Transport)(nil)
+	_ hub.Named         = (*Transport)(nil)
+	_ hub.HealthChecker = (*Transport)(nil)
+)

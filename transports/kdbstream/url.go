@@ -1,0 +1,153 @@
+package kdbstream
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
+)
+
+// URL schemes Open accepts.
+const (
+	Scheme         = "kdbstream"  // kdbstream:///var/lib/hub/events.db: SQLite file
+	SchemeSQLite   = "sqlite"     // sqlite:///var/lib/hub/events.db: the same
+	SchemePostgres = "postgres"   // postgres://user@host/db: PostgreSQL (also postgresql://)
+	schemePG2      = "postgresql" //
+)
+
+// urlParams maps each query parameter to the field it sets, one per field. On a
+// PostgreSQL URL, other parameters pass through to pgx (sslmode, ...); on SQLite any
+// other parameter is an error.
+var urlParams = map[string]func(c *Config, e *engine.Config, v string) error{
+	"service": func(c *Config, _ *engine.Config, v string) error { c.Service = v; return nil },
+	"naming":  func(c *Config, _ *engine.Config, v string) error { c.Naming = v; return nil },
+	"stream":  func(c *Config, _ *engine.Config, v string) error { c.Stream = v; return nil },
+	"max_len": func(c *Config, _ *engine.Config, v string) (err error) {
+		c.MaxLen, err = strconv.ParseInt(v, 10, 64)
+		return err
+	},
+	"min_id_age": func(c *Config, _ *engine.Config, v string) (err error) {
+		c.MinIDAge, err = time.ParseDuration(v)
+		return err
+	},
+	"name":        func(c *Config, _ *engine.Config, v string) error { c.Name = v; return nil },
+	"synchronous": func(_ *Config, e *engine.Config, v string) error { e.Synchronous = v; return nil },
+	"schema":      func(_ *Config, e *engine.Config, v string) error { e.Schema = v; return nil },
+	"max_batch":   func(_ *Config, e *engine.Config, v string) (err error) { e.MaxBatch, err = strconv.Atoi(v); return err },
+	"poll_interval": func(_ *Config, e *engine.Config, v string) (err error) {
+		e.PollInterval, err = time.ParseDuration(v)
+		return err
+	},
+}
+
+// ParseURL splits a kdbstream URL into the engine's configuration and the Config
+// fields its query parameters set, on top of base. Errors never contain a password.
+func ParseURL(raw string, base Config) (engine.Config, Config, error) {
+	cfg := base
+	var ec engine.Config
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: the URL does not parse (not shown: it may hold a password)")
+	}
+	q := u.Query()
+	for k, vs := range q {
+		set, ok := urlParams[k]
+		if !ok {
+			continue
+		}
+		if len(vs) != 1 {
+			return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: parameter %s given %d times", u.Redacted(), k, len(vs))
+		}
+		if err := set(&cfg, &ec, vs[0]); err != nil {
+			return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: parameter %s: %v", u.Redacted(), k, err)
+		}
+		q.Del(k)
+	}
+	switch u.Scheme {
+	case Scheme, SchemeSQLite:
+		if len(q) > 0 {
+			for k := range q {
+				return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: unknown parameter %s", u.Redacted(), k)
+			}
+		}
+		ec.Driver = engine.DriverSQLite
+		// kdbstream:///abs/path.db -> /abs/path.db; sqlite://rel.db -> rel.db.
+		ec.DSN = u.Host + u.Path
+		if u.Opaque != "" {
+			ec.DSN = u.Opaque
+		}
+	case SchemePostgres, schemePG2:
+		ec.Driver = engine.DriverPostgres
+		u.RawQuery = q.Encode()
+		ec.DSN = u.String()
+	default:
+		return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: scheme must be kdbstream://, sqlite:// or postgres://", u.Redacted())
+	}
+	if ec.DSN == "" {
+		return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: no database file", u.Redacted())
+	}
+	return ec, cfg, nil
+}
+
+// Open opens (creating if needed) the database at rawURL and returns a Transport that
+// owns its engine (Close closes it). Reading KODER_EVENT_BUS is the caller's business:
+// Open takes the URL it is given.
+func Open(ctx context.Context, rawURL string) (*Transport, error) {
+	return OpenWith(ctx, rawURL, Config{})
+}
+
+// OpenWith is Open with a base Config (Logger, Metrics, Namer and defaults for fields
+// the URL does not set).
+func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, error) {
+	ec, cfg, err := ParseURL(rawURL, base)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Namer == nil && cfg.Service == "" && cfg.Stream == "" && cfg.Naming == "" {
+		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: one of service=, stream= or naming=category is required", Redact(rawURL))
+	}
+	eng, err := engine.Open(ctx, ec)
+	if err != nil {
+		return nil, hub.Errorf(hub.Code(err), "kdbstream: open %s: %s", Redact(rawURL), scrub(err.Error(), rawURL))
+	}
+	t, err := New(eng, cfg)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	t.owned = true
+	return t, nil
+}
+
+// OpenEngine opens only the engine of a URL (for Migrate, consumers, tools).
+func OpenEngine(ctx context.Context, rawURL string) (*engine.Engine, error) {
+	ec, _, err := ParseURL(rawURL, Config{})
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(ctx, ec)
+}
+
+func scrub(msg, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return msg
+	}
+	if p, ok := u.User.Password(); ok && p != "" {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+	}
+	return msg
+}
+
+// Redact returns rawURL with its password replaced, for logs.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	return u.Redacted()
+}
