@@ -11,11 +11,13 @@ const (
 	// DefaultQueue is the River queue the rows go to.
 	DefaultQueue = "outbox"
 
-	// DefaultWorkers is how many sends one relay process runs at once. A send is a
-	// network round trip (XADD, publisher confirm, a webhook job insert); with River's
-	// fetch tuned (see internal/ledger) throughput grows with workers until the
-	// database is the limit. 100 keeps a process's pool busy without crowding it.
-	DefaultWorkers = 100
+	// DefaultWorkers is how many rows one relay process sends at once. River fetches
+	// as many rows per query as it has free workers, so more workers means fewer, larger
+	// fetches: measured here, 1000 workers relayed about twice as fast as 100 on the same
+	// database. The cost: a relay that dies holds up to this many rows until the lease
+	// frees them (each possibly sent twice, at-least-once), and as many concurrent Sends
+	// hit the destinations; lower it for slow destinations.
+	DefaultWorkers = 1000
 
 	// DefaultMaxAttempts is the number of sends before a row is dead-lettered. With the
 	// default backoff, 20 attempts span about two hours: a transport down for longer
