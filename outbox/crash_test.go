@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/ledger"
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envRelay); name != "" {
 		os.Exit(relayMain(name))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // relayMain is a relay process: it delivers to a table in PostgreSQL (one row per
