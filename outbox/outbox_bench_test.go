@@ -143,59 +143,8 @@ func (w *noopWorker) Work(context.Context, *river.Job[noopArgs]) error {
 // One op = one event.
 func BenchmarkRelay(b *testing.B) {
 	ctx := context.Background()
-	b.Run("hub", func(b *testing.B) {
-		l := ledgertest.Open(b, ledger.Postgres, benchLedger)
-		sink := newCountingSink(b.N)
-		o, err := outbox.New(l, outbox.Config{}, outbox.MapLookup(map[string]hub.Transport{"sink": sink}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ev := benchEvent(b)
-		for chunk := range slices.Chunk(make([]hub.OutboxItem, b.N), 5000) {
-			for i := range chunk {
-				chunk[i] = hub.OutboxItem{Destination: "sink", Event: ev}
-			}
-			if err := o.Enqueue(ctx, chunk); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ResetTimer()
-		start := time.Now()
-		if err := l.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		sink.wait(b)
-		b.StopTimer()
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
-	})
-
-	b.Run("base_river", func(b *testing.B) {
-		l := ledgertest.Open(b, ledger.Postgres, benchLedger)
-		sink := newCountingSink(b.N)
-		river.AddWorker(l.Workers(), &noopWorker{sink: sink})
-		if err := l.AddQueue(outbox.DefaultQueue, outbox.DefaultWorkers); err != nil {
-			b.Fatal(err)
-		}
-		raw, _ := json.Marshal(benchEvent(b))
-		for chunk := range slices.Chunk(make([]river.InsertManyParams, b.N), 5000) {
-			for i := range chunk {
-				chunk[i] = river.InsertManyParams{Args: noopArgs{Destination: "sink", Event: string(raw)},
-					InsertOpts: &river.InsertOpts{Queue: outbox.DefaultQueue}}
-			}
-			if _, err := l.InsertMany(ctx, chunk); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ResetTimer()
-		start := time.Now()
-		if err := l.Start(ctx); err != nil {
-			b.Fatal(err)
-		}
-		sink.wait(b)
-		b.StopTimer()
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
-	})
-
+	b.Run("hub", func(b *testing.B) { benchRelayHub(b, ledger.Postgres) })
+	b.Run("base_river", func(b *testing.B) { benchRelayRiver(b, ledger.Postgres) })
 	b.Run("base_watermill_forwarder", func(b *testing.B) {
 		l := ledgertest.Open(b, ledger.Postgres, benchLedger) // a fresh schema (search_path)
 		db := wmsql.BeginnerFromStdSQL(l.DB())
@@ -240,6 +189,67 @@ func BenchmarkRelay(b *testing.B) {
 		_ = fwd.Close()
 		<-done
 	})
+}
+
+// BenchmarkRelaySQLite: the same relay comparison on the embedded SQLite ledger.
+func BenchmarkRelaySQLite(b *testing.B) {
+	b.Run("hub", func(b *testing.B) { benchRelayHub(b, ledger.SQLite) })
+	b.Run("base_river", func(b *testing.B) { benchRelayRiver(b, ledger.SQLite) })
+}
+
+func benchRelayHub(b *testing.B, backend ledger.Backend) {
+	ctx := context.Background()
+	l := ledgertest.Open(b, backend, benchLedger)
+	sink := newCountingSink(b.N)
+	o, err := outbox.New(l, outbox.Config{}, outbox.MapLookup(map[string]hub.Transport{"sink": sink}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := benchEvent(b)
+	for chunk := range slices.Chunk(make([]hub.OutboxItem, b.N), 5000) {
+		for i := range chunk {
+			chunk[i] = hub.OutboxItem{Destination: "sink", Event: ev}
+		}
+		if err := o.Enqueue(ctx, chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if err := l.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	sink.wait(b)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+func benchRelayRiver(b *testing.B, backend ledger.Backend) {
+	ctx := context.Background()
+	l := ledgertest.Open(b, backend, benchLedger)
+	sink := newCountingSink(b.N)
+	river.AddWorker(l.Workers(), &noopWorker{sink: sink})
+	if err := l.AddQueue(outbox.DefaultQueue, outbox.DefaultWorkers); err != nil {
+		b.Fatal(err)
+	}
+	raw, _ := json.Marshal(benchEvent(b))
+	for chunk := range slices.Chunk(make([]river.InsertManyParams, b.N), 5000) {
+		for i := range chunk {
+			chunk[i] = river.InsertManyParams{Args: noopArgs{Destination: "sink", Event: string(raw)},
+				InsertOpts: &river.InsertOpts{Queue: outbox.DefaultQueue}}
+		}
+		if _, err := l.InsertMany(ctx, chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if err := l.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	sink.wait(b)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
 
 // countingPublisher is the forwarder's destination: it counts and drops.
