@@ -89,12 +89,7 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 	go func() { defer producers.Done(); c.read(readCtx, batches) }()
 	go func() { defer producers.Done(); c.claim(readCtx, batches) }()
 	go func() { producers.Wait(); stopAfter(); close(batches) }()
-	go func() {
-		defer close(c.done)
-		for b := range batches {
-			c.process(workCtx, b, h)
-		}
-	}()
+	go c.work(workCtx, batches, h)
 	return nil
 }
 

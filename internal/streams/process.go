@@ -16,33 +16,44 @@ import (
 // out while the consumer is closing.
 const ioTimeout = 5 * time.Second
 
-// process runs one batch. Successes are acked together at the end of the batch (one
-// XACK instead of one per entry): safe, because an entry acked late is at worst
-// delivered again after a crash, which R4.3 already demands handlers tolerate. Once
-// the consumer is closing, entries not yet started are left pending.
-func (c *Consumer) process(ctx context.Context, b batch, h hub.Handler) {
-	acks := make([]string, 0, len(b.entries))
+// work is the worker goroutine. With Concurrency 1 it runs each batch in order, one
+// handler at a time (per-stream order, E6). Above 1 it starts each entry's handler as
+// soon as one of Concurrency slots is free, across batch boundaries, and acks each
+// batch once all of its handlers returned.
+func (c *Consumer) work(ctx context.Context, batches <-chan batch, h hub.Handler) {
+	defer close(c.done)
 	if c.cfg.Concurrency <= 1 {
-		for _, e := range b.entries {
-			if c.readCtx.Err() != nil {
-				break
+		for b := range batches {
+			acks := make([]string, 0, len(b.entries))
+			for _, e := range b.entries {
+				if c.readCtx.Err() != nil {
+					break // closing: entries not started stay pending
+				}
+				if c.handle(ctx, e, h) {
+					acks = append(acks, e.ID)
+				}
 			}
-			if c.handle(ctx, e, h) {
-				acks = append(acks, e.ID)
-			}
+			c.finish(ctx, b, acks)
 		}
-	} else {
+		return
+	}
+	sem := make(chan struct{}, c.cfg.Concurrency)
+	var batchesLeft sync.WaitGroup
+	for b := range batches {
 		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, c.cfg.Concurrency)
+		var running sync.WaitGroup
+		acks := make([]string, 0, len(b.entries))
 		for _, e := range b.entries {
+			select {
+			case sem <- struct{}{}:
+			case <-c.readCtx.Done():
+			}
 			if c.readCtx.Err() != nil {
 				break
 			}
-			sem <- struct{}{}
-			wg.Add(1)
+			running.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
+				defer func() { <-sem; running.Done() }()
 				if c.handle(ctx, e, h) {
 					mu.Lock()
 					acks = append(acks, e.ID)
@@ -50,8 +61,20 @@ func (c *Consumer) process(ctx context.Context, b batch, h hub.Handler) {
 				}
 			}()
 		}
-		wg.Wait()
+		batchesLeft.Add(1)
+		go func() {
+			defer batchesLeft.Done()
+			running.Wait()
+			c.finish(ctx, b, acks)
+		}()
 	}
+	batchesLeft.Wait()
+}
+
+// finish acks a batch's successes in one XACK instead of one per entry: safe, because
+// an entry acked late is at worst delivered again after a crash, which R4.3 already
+// demands handlers tolerate. The batch's entries are then no longer in hand.
+func (c *Consumer) finish(ctx context.Context, b batch, acks []string) {
 	if len(acks) > 0 {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 		if err := c.b.Ack(actx, c.cfg.Stream, c.cfg.Group, acks...); err != nil {

@@ -31,3 +31,7 @@ func TestR4_ClaimFromDeadConsumer(t *testing.T) {
 	streamtest.ClaimFromDeadConsumer(t, harness(t))
 }
 func TestR4_CloseDrains(t *testing.T) { t.Parallel(); streamtest.CloseDrains(t, harness(t)) }
+func TestR4_ConcurrencyOption(t *testing.T) {
+	t.Parallel()
+	streamtest.ConcurrencyOption(t, harness(t))
+}

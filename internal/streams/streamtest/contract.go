@@ -442,3 +442,32 @@ func CloseDrains(t *testing.T, h Harness) {
 		t.Fatal("Start after Close succeeded")
 	}
 }
+
+// ConcurrencyOption: with Concurrency 4, four handlers of one consumer run at once.
+func ConcurrencyOption(t *testing.T, h Harness) {
+	const parallel, total = 4, 8
+	stream := testenv.Name(t)
+	cfg := FastConfig(t, h, stream)
+	cfg.Concurrency = parallel
+	cfg.ClaimMinIdle = time.Minute // a held handler must not be claimed and run twice
+	arrived := make(chan string, total)
+	release := make(chan struct{})
+	StartConsumer(t, h, cfg, func(_ context.Context, ev *cloudevent.Event) error {
+		arrived <- ev.ID
+		<-release
+		return nil
+	})
+	evs := make([]*cloudevent.Event, total)
+	for i := range evs {
+		evs[i] = NewEvent(t, "user.updated", fmt.Sprintf("u%d", i))
+	}
+	Publish(t, h.Publisher(t, stream), evs...)
+	for i := 0; i < parallel; i++ {
+		recv(t, arrived, fmt.Sprintf("handler %d of %d running at once", i+1, parallel))
+	}
+	close(release)
+	for i := parallel; i < total; i++ {
+		recv(t, arrived, fmt.Sprintf("event %d of %d", i+1, total))
+	}
+	WaitPending(t, h, stream, cfg.Group, 0)
+}

@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 		{"RestartRereadsOwnPending", RestartRereadsOwnPending},
 		{"ClaimFromDeadConsumer", ClaimFromDeadConsumer},
 		{"CloseDrains", CloseDrains},
+		{"ConcurrencyOption", ConcurrencyOption},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
