@@ -276,4 +276,3 @@ func (s *sourceStream) state() engine.StreamState {
 	maxDel, _ := engine.ParseStrictID(s.info.MaxDeletedEntryID)
 	return engine.StreamState{LastGeneratedID: last, EntriesAdded: s.info.EntriesAdded, MaxDeletedEntryID: maxDel, Groups: s.groups}
 }
-

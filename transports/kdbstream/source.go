@@ -178,4 +178,3 @@ func redisCode(err error) hub.ErrorCode {
 	}
 	return hub.Unavailable
 }
-
