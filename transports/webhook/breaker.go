@@ -67,8 +67,36 @@ type breakers struct {
 }
 
 type cachedBreaker struct {
-	failures int
-	at       time.Time
+	failures  int
+	at        time.Time
+	refreshAt time.Time // when a caller set off to re-read it (zero: nobody)
+}
+
+// refreshTimeout is how long others serve a stale cache entry while one caller
+// re-reads it, before another caller tries.
+const refreshTimeout = 5 * time.Second
+
+// cached returns a fresh closed breaker from the cache. Once it expires, the first
+// caller is told to re-read it while the others keep using the stale copy for that one
+// round trip: a thousand workers must not all queue for the pool at the same instant.
+func (b *breakers) cached(id string, now time.Time) (cachedBreaker, bool) {
+	if b.ttl < 0 {
+		return cachedBreaker{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.cache[id]
+	switch {
+	case !ok:
+		return cachedBreaker{}, false
+	case now.Sub(c.at) <= b.ttl:
+		return c, true
+	case c.refreshAt.IsZero() || now.Sub(c.refreshAt) > refreshTimeout:
+		c.refreshAt = now
+		b.cache[id] = c
+		return cachedBreaker{}, false
+	}
+	return c, true
 }
 
 const breakerCols = `endpoint_id, state, failures, opened_at, probe_until, trips, updated_at`
@@ -107,19 +135,6 @@ func (b *breakers) list(ctx context.Context) ([]BreakerStatus, error) {
 		out = append(out, s)
 	}
 	return out, dbErr("breakers", rows.Err())
-}
-
-func (b *breakers) cached(id string, now time.Time) (cachedBreaker, bool) {
-	if b.ttl < 0 {
-		return cachedBreaker{}, false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c, ok := b.cache[id]
-	if !ok || now.Sub(c.at) > b.ttl {
-		return cachedBreaker{}, false
-	}
-	return c, true
 }
 
 func (b *breakers) remember(id string, failures int, now time.Time) {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -57,7 +58,8 @@ type Delivery struct {
 	AttemptedAt time.Time
 	FinalizedAt time.Time
 
-	event string
+	header map[string]string
+	body   []byte
 }
 
 // AttemptError is one failed attempt.
@@ -67,8 +69,18 @@ type AttemptError struct {
 	Error   string
 }
 
-// Event decodes the delivered event.
-func (d *Delivery) Event() (*cloudevent.Event, error) { return cloudevent.ParseJSON([]byte(d.event)) }
+// Event decodes the delivered event from the request it travels in.
+func (d *Delivery) Event() (*cloudevent.Event, error) {
+	h := make(http.Header, len(d.header))
+	for k, v := range d.header {
+		h[k] = []string{v}
+	}
+	evs, err := cloudevent.FromHTTP(h, d.body)
+	if err != nil {
+		return nil, err
+	}
+	return evs[0], nil
+}
 
 func stateOf(s rivertype.JobState) DeliveryState {
 	switch s {
@@ -118,7 +130,7 @@ func deliveryFromJob(j *rivertype.JobRow) (*Delivery, error) {
 		ID: j.ID, EndpointID: args.EndpointID, EventID: args.EventID, EventType: args.EventType,
 		State: stateOf(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		LastStatus: meta.Status, LastResponse: meta.Response, LastError: meta.Error, LastCode: meta.Code,
-		CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt, event: args.Event,
+		CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt, header: args.Header, body: args.Body,
 	}
 	if d.State == DeliveryDead {
 		d.Reason = meta.Reason

@@ -188,15 +188,26 @@ func checkSecret(s string) error {
 	return nil
 }
 
-// endpoint returns the endpoint a worker delivers to, from the cache when fresh.
+// endpoint returns the endpoint a worker delivers to, from the cache when fresh. Once
+// an entry expires, one caller re-reads it while the others use the stale copy for
+// that round trip (see breakers.cached).
 func (t *Transport) endpoint(ctx context.Context, id string, now time.Time) (*Endpoint, error) {
 	if t.cfg.CacheTTL > 0 {
 		t.epMu.Lock()
 		c, ok := t.epCache[id]
-		t.epMu.Unlock()
-		if ok && now.Sub(c.at) <= t.cfg.CacheTTL {
+		switch {
+		case !ok:
+		case now.Sub(c.at) <= t.cfg.CacheTTL:
+			t.epMu.Unlock()
+			return c.ep, nil
+		case c.refreshAt.IsZero() || now.Sub(c.refreshAt) > refreshTimeout:
+			c.refreshAt = now
+			t.epCache[id] = c
+		default:
+			t.epMu.Unlock()
 			return c.ep, nil
 		}
+		t.epMu.Unlock()
 	}
 	e, err := t.st.getEndpoint(ctx, id)
 	if err != nil {

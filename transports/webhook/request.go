@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 )
 
@@ -28,34 +27,26 @@ type result struct {
 // page should not hold a worker).
 const drainLimit = 64 << 10
 
-// buildRequest encodes ev with the CloudEvents HTTP binding and signs the exact body
-// bytes (H2) with every active secret of ep at now.
-func (t *Transport) buildRequest(ctx context.Context, ep *Endpoint, ev *cloudevent.Event, deliveryID int64, now time.Time) (*http.Request, error) {
-	mode := cloudevent.HTTPStructured
-	if t.cfg.Mode == ModeBinary {
-		mode = cloudevent.HTTPBinary
-	}
-	h, body, err := cloudevent.ToHTTP(ev, mode)
+// buildRequest builds the POST from the request encoded at fan-out and signs the exact
+// body bytes (H2) with every active secret of ep at now.
+func (t *Transport) buildRequest(ctx context.Context, ep *Endpoint, args *deliveryArgs, deliveryID int64, now time.Time) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(args.Body))
 	if err != nil {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, hub.Wrap(hub.InvalidArgument, err)
-	}
-	for k, v := range h {
-		req.Header[k] = v
+	for k, v := range args.Header {
+		req.Header[k] = []string{v}
 	}
 	secrets := ep.activeSecrets(now)
-	req.Header.Set(SignatureHeader, Sign(now, body, secrets...))
-	req.Header.Set(IDHeader, ev.ID)
+	req.Header.Set(SignatureHeader, Sign(now, args.Body, secrets...))
+	req.Header.Set(IDHeader, args.EventID)
 	if t.cfg.StandardWebhooks {
 		keys := make([][]byte, len(secrets))
 		for i, s := range secrets {
 			keys[i] = StandardKey(string(s))
 		}
 		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(StandardSignatureHeader, SignStandard(ev.ID, now, body, keys...))
+		req.Header.Set(StandardSignatureHeader, SignStandard(args.EventID, now, args.Body, keys...))
 	}
 	req.Header.Set(DeliveryHeader, strconv.FormatInt(deliveryID, 10))
 	req.Header.Set("User-Agent", t.cfg.UserAgent)
@@ -63,14 +54,14 @@ func (t *Transport) buildRequest(ctx context.Context, ep *Endpoint, ev *cloudeve
 }
 
 // attempt sends one delivery request and classifies the outcome.
-func (t *Transport) attempt(ctx context.Context, ep *Endpoint, ev *cloudevent.Event, deliveryID int64) result {
+func (t *Transport) attempt(ctx context.Context, ep *Endpoint, args *deliveryArgs, deliveryID int64) result {
 	if _, err := checkURL(ep.URL); err != nil { // the static rules again at send
 		return result{err: err, code: hub.PermissionDenied, outcome: blocked}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.AttemptTimeout)
 	defer cancel()
 	now := time.Now()
-	req, err := t.buildRequest(ctx, ep, ev, deliveryID, now)
+	req, err := t.buildRequest(ctx, ep, args, deliveryID, now)
 	if err != nil {
 		return result{err: err, code: hub.Code(err), outcome: invalid}
 	}

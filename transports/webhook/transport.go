@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -49,23 +48,26 @@ type Transport struct {
 }
 
 type cachedEndpoint struct {
-	ep *Endpoint
-	at time.Time
+	ep        *Endpoint
+	at        time.Time
+	refreshAt time.Time
 }
 
 // deliveryKind is the ledger job kind of a delivery.
 const deliveryKind = "webhook_delivery"
 
 // deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1), so a
-// re-sent event finds its delivery and adds none. The event travels in its structured
-// JSON form, which round-trips every attribute, as a JSON string: PostgreSQL stores
-// args as jsonb, which would re-format a nested object (spaces, key order) and so
-// change the data bytes the receiver gets and the signature covers.
+// re-sent event finds its delivery and adds none. It carries the request as encoded
+// once at fan-out (CloudEvents HTTP binding headers and body): every attempt sends the
+// same bytes, workers do not re-encode, and an event fanned out to ten endpoints is
+// encoded once. Body is []byte (base64 in the job's JSON) because a binary-mode body
+// may be any bytes, and PostgreSQL's jsonb would re-format a nested JSON object.
 type deliveryArgs struct {
-	EndpointID string `json:"endpoint_id" river:"unique"`
-	EventID    string `json:"event_id" river:"unique"`
-	EventType  string `json:"event_type"`
-	Event      string `json:"event"`
+	EndpointID string            `json:"endpoint_id" river:"unique"`
+	EventID    string            `json:"event_id" river:"unique"`
+	EventType  string            `json:"event_type"`
+	Header     map[string]string `json:"header"`
+	Body       []byte            `json:"body"`
 }
 
 func (deliveryArgs) Kind() string { return deliveryKind }
@@ -158,18 +160,21 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		if ev == nil {
 			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
-		var raw []byte
+		var (
+			header map[string]string
+			body   []byte
+		)
 		for _, ep := range eps {
 			if !ep.matches(ev) || (!ev.Time.IsZero() && ep.CreatedAt.After(ev.Time)) {
 				continue
 			}
-			if raw == nil {
-				if raw, err = json.Marshal(ev); err != nil {
-					return hub.Wrap(hub.InvalidArgument, err)
+			if body == nil {
+				if header, body, err = t.encode(ev); err != nil {
+					return err
 				}
 			}
 			params = append(params, river.InsertManyParams{
-				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Event: string(raw)},
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Header: header, Body: body},
 				InsertOpts: &river.InsertOpts{
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),
@@ -189,6 +194,28 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 	}
 	return nil
+}
+
+// encode lays ev out in the configured CloudEvents HTTP binding mode.
+func (t *Transport) encode(ev *cloudevent.Event) (map[string]string, []byte, error) {
+	mode := cloudevent.HTTPStructured
+	if t.cfg.Mode == ModeBinary {
+		mode = cloudevent.HTTPBinary
+	}
+	h, body, err := cloudevent.ToHTTP(ev, mode)
+	if err != nil {
+		return nil, nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	flat := make(map[string]string, len(h))
+	for k, v := range h {
+		if len(v) > 0 {
+			flat[k] = v[0]
+		}
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	return flat, body, nil
 }
 
 // Close stops accepting Sends and drops idle connections. It does not stop or close

@@ -6,7 +6,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 )
 
@@ -64,11 +63,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.m.deliveries.WithLabelValues("deferred").Inc()
 		return river.JobSnooze(wait)
 	}
-	ev, err := cloudevent.ParseJSON([]byte(job.Args.Event))
-	if err != nil {
-		return t.end(ctx, "invalid", hub.Wrap(hub.InvalidArgument, err))
-	}
-	r := t.attempt(ctx, ep, ev, job.ID)
+	r := t.attempt(ctx, ep, &job.Args, job.ID)
 	_ = river.MetadataSet(ctx, metaStatus, r.status)
 	if r.outcome == delivered {
 		t.m.deliveries.WithLabelValues("delivered").Inc()
