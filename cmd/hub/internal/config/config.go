@@ -65,6 +65,30 @@ type Store struct {
 	Postgres string `yaml:"postgres"`
 	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default public.
 	Schema string `yaml:"schema"`
+	// Ledger tunes the River ledger (webhook deliveries and outbox rows) on this store.
+	Ledger LedgerTuning `yaml:"ledger"`
+}
+
+// LedgerTuning are the internal/ledger knobs an operator may need; zero keeps the
+// ledger's default (see internal/ledger's Default* constants).
+type LedgerTuning struct {
+	// FetchCooldown is the least time between fetches of one queue. Default 5ms.
+	FetchCooldown time.Duration `yaml:"fetch_cooldown"`
+	// FetchPollInterval is the fallback fetch period. Default 100ms.
+	FetchPollInterval time.Duration `yaml:"fetch_poll_interval"`
+	// JobTimeout bounds one job (one send). Default 30s.
+	JobTimeout time.Duration `yaml:"job_timeout"`
+	// RescueStuckJobsAfter is the lease: a job held this long by a dead process is
+	// taken over (O2). Must exceed job_timeout. Default max(1m, 2 x job_timeout).
+	RescueStuckJobsAfter time.Duration `yaml:"rescue_stuck_jobs_after"`
+	// RescueInterval is how often stuck jobs are swept. Default 5s.
+	RescueInterval time.Duration `yaml:"rescue_interval"`
+	// CompletedRetention is how long delivered jobs are kept. Default 1h.
+	CompletedRetention time.Duration `yaml:"completed_retention"`
+	// DiscardedRetention is how long dead jobs are kept for resend. Default 7 days.
+	DiscardedRetention time.Duration `yaml:"discarded_retention"`
+	// MaxConns is the PostgreSQL pool size. Default 20.
+	MaxConns int32 `yaml:"max_conns"`
 }
 
 // Schemas adds payload schemas to the registry.

@@ -49,6 +49,9 @@ func (f *File) validate() Problems {
 			ps = append(ps, f.Problem("metrics.listen", "%v", err))
 		}
 	}
+	if err := c.Store.LedgerConfig("", nil).Check(); err != nil {
+		ps = append(ps, f.ProblemAtMentioned("store.ledger", err.Error()))
+	}
 	if err := checkOutbox(c.Outbox); err != nil {
 		ps = append(ps, f.ProblemAtMentioned("outbox", err.Error()))
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -48,7 +49,7 @@ func Ledger(ctx context.Context, rt *registry.Runtime) (*ledger.Ledger, error) {
 		if !HasStore(rt.Store) {
 			return nil, nil, ErrNoStore
 		}
-		cfg := ledger.Config{DSN: rt.Store.Postgres, Schema: rt.Store.Schema, Logger: rt.Logger}
+		cfg := rt.Store.LedgerConfig(rt.Store.Postgres, quiet(rt.Logger)).Config
 		if rt.Store.SQLite != "" {
 			p, err := SQLitePath(rt)
 			if err != nil {
@@ -76,3 +77,24 @@ func OpenedLedger(rt *registry.Runtime) *ledger.Ledger {
 	}
 	return v.(*ledger.Ledger)
 }
+
+// quiet keeps River's own records (producer counts, migrations, retries) out of the
+// hub's log at info: they are plumbing, and the webhook and outbox log what matters.
+// Warnings and errors pass.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{l.Handler(), slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, lv slog.Level) bool {
+	return lv >= m.min && m.Handler.Enabled(ctx, lv)
+}
+
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(as), m.min}
+}
+func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/transports/webhook"
+)
+
+// hubBinary is built once per test run from this package's source: the end-to-end tests
+// run the real binary, as an operator would.
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hub-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "hub")
+		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a port nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// hubProc is one run of the binary.
+type hubProc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error
+}
+
+// startHub runs `hub run -c cfg` and waits until the admin API answers /readyz.
+func startHub(t *testing.T, cfg, adminAddr string) *hubProc {
+	t.Helper()
+	logf, err := os.CreateTemp(filepath.Dir(cfg), "hub-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary(t), "run", "-c", cfg, "--log-format", "json")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &hubProc{t: t, cmd: cmd, logPath: logf.Name(), done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); logf.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			t.Fatalf("hub exited during start: %v\n%s", p.err, p.log())
+		default:
+		}
+		resp, err := http.Get("http://" + adminAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hub not ready after 30s\n%s", p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *hubProc) log() string {
+	b, _ := os.ReadFile(p.logPath)
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	return string(b)
+}
+
+// kill sends SIGKILL: no shutdown code runs.
+func (p *hubProc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop sends SIGTERM and returns the exit code.
+func (p *hubProc) stop() int {
+	p.t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("hub did not stop within 60s of SIGTERM\n%s", p.log())
+	}
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// postJSON sends body with a content type and returns status and body.
+func postJSON(url, contentType, token string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, nil
+}
+
+// erasedEvent is a valid identity.user.erased event in structured mode.
+func erasedEvent(id string) []byte {
+	return []byte(`{"specversion":"1.0","id":"` + id + `","source":"/e2e","type":"identity.user.erased","tenantid":"acme",` +
+		`"datacontenttype":"application/json","data":{"erasure_id":"era_` + id + `","user_id":"u1"}}`)
+}
+
+// receiver is a webhook endpoint that verifies every signature (webhook.Verify) and
+// records the event ids it accepted.
+type receiver struct {
+	mu       sync.Mutex
+	secret   []byte
+	ids      map[string]int
+	rejected int
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if err := webhook.Verify(r.Header.Get(webhook.SignatureHeader), body, [][]byte{rc.secret}, time.Minute, time.Now()); err != nil {
+		rc.rejected++
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	var ev struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &ev)
+	rc.ids[ev.ID]++
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (rc *receiver) has(id string) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.ids[id] > 0
+}
+
+func (rc *receiver) count(ids []string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if rc.ids[id] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// registerEndpoint creates a webhook endpoint through the admin API and returns its secret.
+func registerEndpoint(t *testing.T, adminAddr, token, url string) string {
+	t.Helper()
+	status, body, err := postJSON("http://"+adminAddr+"/endpoints", "application/json", token,
+		[]byte(`{"url":"`+url+`","types":["identity.#"]}`))
+	if err != nil || status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %v %s", status, err, body)
+	}
+	var ep struct{ ID, Secret string }
+	if err := json.Unmarshal(body, &ep); err != nil || ep.Secret == "" {
+		t.Fatalf("endpoint body %s: %v", body, err)
+	}
+	return ep.Secret
+}
+
+func writeConfig(t *testing.T, dir, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, "hub.yaml")
+	if err := os.WriteFile(p, []byte(strings.TrimLeft(text, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ctxFor(t *testing.T) context.Context { return testenv.Context(t, 2*time.Minute) }
