@@ -6,17 +6,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/koder/eventhub/hub"
 )
 
-// Consumer is the R4 consumer loop over a Backend. Three goroutines cooperate:
+// Consumer is the R4 consumer loop over a Backend. Four goroutines cooperate:
 //
 //   - the reader first re-reads this consumer's own pending entries ("0", crash
 //     recovery), then reads new ones (">") in batches of Count;
 //   - the claimer runs XAUTOCLAIM every ClaimInterval for entries idle at least
 //     ClaimMinIdle (failed, or held by a dead consumer) and hands them over for a retry;
-//   - the worker runs the handler on each entry of a batch, acks the successes of the
-//     batch in one call, leaves failures pending, and dead-letters what cannot succeed.
+//   - the worker runs the handler on each entry of a batch, leaves failures pending,
+//     and dead-letters what cannot succeed;
+//   - the acker sends the successes' XACKs, one per batch or fewer, off the worker's
+//     path.
 //
 // The reader hands batches over an unbuffered channel, so at most one batch waits
 // while another is processed: the next read overlaps the handlers without the consumer
@@ -31,7 +35,12 @@ type Consumer struct {
 	stopRead context.CancelFunc // ends the reader and the claimer
 	stopWork context.CancelFunc // cancels handler contexts (drain timeout)
 	readCtx  context.Context
-	done     chan struct{} // closed when the worker has exited
+	acks     chan []string // worker -> acker: ids of handled entries
+	done     chan struct{} // closed when the acker has sent the last acks
+
+	// The R8 collectors with this consumer's labels, resolved once.
+	mReceived, mAcked, mFailed, mDuplicate prometheus.Counter
+	mLag                                   prometheus.Observer
 
 	inHand  sync.Map // entry id -> struct{}: read or claimed, not yet finished
 	lastErr sync.Map // entry id -> string: the last handler error, for the DLQ record
@@ -46,7 +55,15 @@ func New(b Backend, cfg Config) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
-	return &Consumer{b: b, cfg: cfg, done: make(chan struct{})}, nil
+	m, tr, s := cfg.Metrics, cfg.Transport, cfg.Stream
+	return &Consumer{
+		b: b, cfg: cfg, done: make(chan struct{}),
+		mReceived:  m.EventCount.WithLabelValues(tr, s, "received"),
+		mAcked:     m.EventCount.WithLabelValues(tr, s, "acked"),
+		mFailed:    m.EventCount.WithLabelValues(tr, s, "failed"),
+		mDuplicate: m.EventCount.WithLabelValues(tr, s, "duplicate"),
+		mLag:       m.Lag.WithLabelValues(tr, s, cfg.Group),
+	}, nil
 }
 
 // Config returns the effective configuration, defaults applied.
@@ -89,7 +106,9 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 	go func() { defer producers.Done(); c.read(readCtx, batches) }()
 	go func() { defer producers.Done(); c.claim(readCtx, batches) }()
 	go func() { producers.Wait(); stopAfter(); close(batches) }()
+	c.acks = make(chan []string, 4)
 	go c.work(workCtx, batches, h)
+	go c.ackLoop(workCtx)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ const ioTimeout = 5 * time.Second
 // soon as one of Concurrency slots is free, across batch boundaries, and acks each
 // batch once all of its handlers returned.
 func (c *Consumer) work(ctx context.Context, batches <-chan batch, h hub.Handler) {
-	defer close(c.done)
+	defer close(c.acks)
 	if c.cfg.Concurrency <= 1 {
 		for b := range batches {
 			acks := make([]string, 0, len(b.entries))
@@ -33,7 +34,7 @@ func (c *Consumer) work(ctx context.Context, batches <-chan batch, h hub.Handler
 					acks = append(acks, e.ID)
 				}
 			}
-			c.finish(ctx, b, acks)
+			c.finish(b, acks)
 		}
 		return
 	}
@@ -65,26 +66,51 @@ func (c *Consumer) work(ctx context.Context, batches <-chan batch, h hub.Handler
 		go func() {
 			defer batchesLeft.Done()
 			running.Wait()
-			c.finish(ctx, b, acks)
+			c.finish(b, acks)
 		}()
 	}
 	batchesLeft.Wait()
 }
 
-// finish acks a batch's successes in one XACK instead of one per entry: safe, because
-// an entry acked late is at worst delivered again after a crash, which R4.3 already
-// demands handlers tolerate. The batch's entries are then no longer in hand.
-func (c *Consumer) finish(ctx context.Context, b batch, acks []string) {
+// finish hands a batch's successes to the acker and releases its entries. One XACK
+// per batch (or several batches) instead of one per entry is safe: an entry acked late
+// is at worst delivered again after a crash, which R4.3 already demands handlers
+// tolerate.
+func (c *Consumer) finish(b batch, acks []string) {
 	if len(acks) > 0 {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
-		if err := c.b.Ack(actx, c.cfg.Stream, c.cfg.Group, acks...); err != nil {
-			c.cfg.Logger.Error("stream ack failed; the entries will be delivered again",
-				"stream", c.cfg.Stream, "group", c.cfg.Group, "count", len(acks), "error", err)
-		}
-		cancel()
+		c.acks <- acks
 	}
 	for _, e := range b.entries {
 		c.inHand.Delete(e.ID)
+	}
+}
+
+// ackLoop is the acker goroutine: it sends the acks of finished batches, merging those
+// that queued up meanwhile into one XACK, so the worker never waits for an ack round
+// trip. It drains everything before the consumer reports Done.
+func (c *Consumer) ackLoop(ctx context.Context) {
+	defer close(c.done)
+	var ids []string
+	for first := range c.acks {
+		ids = append(ids[:0], first...)
+	more:
+		for len(ids) < 10*c.cfg.Count {
+			select {
+			case next, ok := <-c.acks:
+				if !ok {
+					break more
+				}
+				ids = append(ids, next...)
+			default:
+				break more
+			}
+		}
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
+		if err := c.b.Ack(actx, c.cfg.Stream, c.cfg.Group, ids...); err != nil {
+			c.cfg.Logger.Error("stream ack failed; the entries will be delivered again",
+				"stream", c.cfg.Stream, "group", c.cfg.Group, "count", len(ids), "error", err)
+		}
+		cancel()
 	}
 }
 
@@ -98,10 +124,9 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		return true
 	}
 	typ, id := e.Values["type"], e.Values["event_id"]
-	m := cfg.Metrics
-	m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "received").Inc()
+	c.mReceived.Inc()
 	if ms, ok := entryMillis(e.ID); ok {
-		m.Lag.WithLabelValues(cfg.Transport, cfg.Stream, cfg.Group).Observe(time.Since(time.UnixMilli(ms)).Seconds())
+		c.mLag.Observe(time.Since(time.UnixMilli(ms)).Seconds())
 	}
 	if e.Deliveries > int64(cfg.MaxDeliveries) {
 		errText := fmt.Sprintf("delivered %d times without success", e.Deliveries)
@@ -122,7 +147,10 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 			return false
 		}
 	}
-	cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", id, "group", cfg.Group, "consumer", cfg.Consumer)
+	debug := cfg.Logger.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", id, "group", cfg.Group, "consumer", cfg.Consumer)
+	}
 	key := cfg.Group + ":" + ev.ID
 	if cfg.Idempotency != nil {
 		seen, err := cfg.Idempotency.Seen(ctx, key)
@@ -130,13 +158,13 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		case err != nil:
 			cfg.Logger.WarnContext(ctx, "idempotency check failed; handling the event anyway", "event_id", id, "error", err)
 		case seen:
-			m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "duplicate").Inc()
+			c.mDuplicate.Inc()
 			return true
 		}
 	}
 	start := time.Now()
 	if err := call(ctx, h, ev); err != nil {
-		m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "failed").Inc()
+		c.mFailed.Inc()
 		if ctx.Err() == nil && e.Deliveries >= int64(cfg.MaxDeliveries) {
 			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMaxDeliveries)
 			return false
@@ -151,8 +179,10 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		}
 	}
 	c.lastErr.Delete(e.ID)
-	m.EventCount.WithLabelValues(cfg.Transport, cfg.Stream, "acked").Inc()
-	cfg.Logger.DebugContext(ctx, "event_acked", "type", typ, "event_id", id, "elapsed_ms", time.Since(start).Milliseconds())
+	c.mAcked.Inc()
+	if debug {
+		cfg.Logger.DebugContext(ctx, "event_acked", "type", typ, "event_id", id, "elapsed_ms", time.Since(start).Milliseconds())
+	}
 	return true
 }
 
