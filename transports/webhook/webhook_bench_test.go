@@ -75,8 +75,9 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 
 	b.Run("hub", func(b *testing.B) {
 		ctx := context.Background()
-		l := ledgertest.Open(b, backend, ledger.Config{FetchPollInterval: 50 * time.Millisecond})
-		l.Config()
+		// Tuned as a busy deployment would be: 1000 delivery slots (most of a slot's life
+		// is waiting on the receiver and the ledger's batched completion) and a pool of 40.
+		l := ledgertest.Open(b, backend, ledger.Config{FetchPollInterval: 50 * time.Millisecond, MaxConns: 40})
 		cfg := Config{Allow: []string{"127.0.0.1"}, Workers: 1000, Logger: ledgertest.Logger(b)}
 		tr, err := New(ctx, cfg, l)
 		if err != nil {
