@@ -88,3 +88,42 @@ func ExampleOutbox_Stats() {
 	_, _ = o.ResendDead(ctx, "orders")        // every dead row of a destination
 	_, _ = o.PurgeDead(ctx, "decommissioned") // give up on a destination's dead rows
 }
+
+// Wiring the outbox into a hub: the outbox exists before the routes, so the relay looks
+// transports up in a Destinations filled as routes are forwarded.
+func ExampleDestinations() {
+	ctx := context.Background()
+	l, err := ledger.Open(ctx, ledger.Config{DSN: "postgres://postgres@127.0.0.1:5432/app", Schema: "hub"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+
+	dests := &outbox.Destinations{}
+	o, err := outbox.New(l, outbox.Config{}, dests.Lookup)
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := hub.New(hub.WithOutbox(o))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+
+	var redis hub.Transport // e.g. redisstream.New(...)
+	dests.Set("orders", redis)
+	if err := h.Forward("order.*", redis, hub.WithName("orders"), hub.WithDelivery(hub.OutboxMode)); err != nil {
+		log.Fatal(err)
+	}
+	if err := l.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	tx, _ := l.Pool().Begin(ctx)
+	ev := cloudevent.New("/shop", "order.created").SetTenantID("acme")
+	if err := h.PublishTx(ctx, tx, ev); err != nil {
+		_ = tx.Rollback(ctx)
+		return
+	}
+	_ = tx.Commit(ctx)
+}
