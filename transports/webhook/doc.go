@@ -4,10 +4,10 @@
 //
 // # Sending
 //
-// Transport.Send is a hub.Transport: it matches each event against the enabled
-// endpoints (hub pattern syntax, optional tenant filter, endpoints registered no later
-// than the event's time: H6) and inserts one ledger job per (endpoint, event), unique in
-// every job state, so a re-sent event never adds a delivery (H1). The ledger's workers,
+// Transport.Send is a hub.Transport: it matches each event against the endpoints
+// enabled at that moment (hub pattern syntax, optional tenant filter; an endpoint
+// registered later does not get it: H6) and inserts one ledger job per (endpoint,
+// event), unique in every job state, so a re-sent event never adds a delivery (H1). The ledger's workers,
 // in any process on the same database, then POST each one.
 //
 // # Requests

@@ -138,9 +138,11 @@ func (t *Transport) Name() string { return t.cfg.Name }
 // transaction (H1). It returns once they are durable. Re-sending an event adds no
 // delivery for an endpoint that already has one, whatever that delivery's state.
 //
-// Matching happens here, against the endpoints registered now, and skips endpoints
-// registered after the event's time (H6): an endpoint created later never receives an
-// earlier event, even when that event is re-sent after the endpoint appeared.
+// Matching happens here, against the endpoints registered now (H6): an endpoint
+// registered after an event was sent does not receive it. The event's own time plays no
+// part, so replays and imports of old events reach today's endpoints; an event sent
+// again after a new endpoint appeared reaches that endpoint too (it was delivered after
+// the registration), while the endpoints that had it get nothing new.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if t.closed.Load() {
 		return hub.Errorf(hub.FailedPrecondition, "webhook: send after Close")
@@ -165,7 +167,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			body   []byte
 		)
 		for _, ep := range eps {
-			if !ep.matches(ev) || (!ev.Time.IsZero() && ep.CreatedAt.After(ev.Time)) {
+			if !ep.matches(ev) {
 				continue
 			}
 			if body == nil {
