@@ -79,11 +79,18 @@ func (b *Backend) ReadGroup(ctx context.Context, stream, group, consumer, id str
 // dedicated connection whose CLIENT ID is known, and cancellation sends CLIENT UNBLOCK
 // for it: the read returns at once as if its block had expired.
 func (b *Backend) blockingRead(ctx context.Context, args *redis.XReadGroupArgs) ([]redis.XStream, error) {
-	if b.blocker == nil {
+	if b.blocker == nil || b.blocker.disabled.Load() {
 		return b.client.XReadGroup(ctx, args).Result()
 	}
 	bc, err := b.blocker.get(ctx)
 	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			// The server refused CLIENT ID (an ACL user without the connection commands):
+			// read without the early cancellation rather than not at all.
+			b.blocker.disabled.Store(true)
+			return b.client.XReadGroup(ctx, args).Result()
+		}
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() {

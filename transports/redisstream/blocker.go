@@ -3,6 +3,7 @@ package redisstream
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,9 +19,10 @@ const maxIdleBlockConns = 8
 // blocker lends dedicated connections, each with its CLIENT ID, for blocking reads that
 // must be interruptible (see Backend.blockingRead).
 type blocker struct {
-	client *redis.Client
-	mu     sync.Mutex
-	idle   []*blockConn
+	client   *redis.Client
+	disabled atomic.Bool // set when the server refuses CLIENT ID
+	mu       sync.Mutex
+	idle     []*blockConn
 }
 
 type blockConn struct {

@@ -24,6 +24,7 @@ func TestR7_TLSAndAuth(t *testing.T) {
 			"--port", "0", "--tls-port", strconv.Itoa(port),
 			"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
 			"--user", "default", "off", "--user", "alice", "on", ">s3cret", "~*", "&*", "+@all",
+			"--user", "bob", "on", ">pw2", "~*", "&*", "+@all", "-client",
 		}
 	})
 	base := "rediss://alice:s3cret@127.0.0.1:" + strconv.Itoa(srv.port) + "/0"
@@ -51,8 +52,8 @@ func TestR7_TLSAndAuth(t *testing.T) {
 			t.Logf("redis-server log:\n%s", srv.log())
 		}
 	})
-	t.Run("RoundTripOverTLSWithACLUser", func(t *testing.T) {
-		tr, client := connect(t, base, true)
+	roundTrip := func(t *testing.T, raw, user string) {
+		tr, client := connect(t, raw, true)
 		stream := tr.cfg.Stream
 		c, err := NewConsumer(client, ConsumerConfig{
 			Stream: stream, Group: "auth-erasure-cascade", Consumer: "c1", Start: "0",
@@ -81,10 +82,15 @@ func TestR7_TLSAndAuth(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("event not consumed over TLS")
 		}
-		user, err := client.Do(context.Background(), "ACL", "WHOAMI").Text()
-		if err != nil || user != "alice" {
-			t.Fatalf("ACL WHOAMI = %q, %v", user, err)
+		who, err := client.Do(context.Background(), "ACL", "WHOAMI").Text()
+		if err != nil || who != user {
+			t.Fatalf("ACL WHOAMI = %q, %v", who, err)
 		}
+	}
+	t.Run("RoundTripOverTLSWithACLUser", func(t *testing.T) { roundTrip(t, base, "alice") })
+	// bob may not run CLIENT: the consumer's interruptible read falls back to a plain one.
+	t.Run("ACLUserWithoutClientCommand", func(t *testing.T) {
+		roundTrip(t, "rediss://bob:pw2@127.0.0.1:"+strconv.Itoa(srv.port)+"/0", "bob")
 	})
 	t.Run("WrongPasswordIsPermissionDenied", func(t *testing.T) {
 		tr, _ := connect(t, "rediss://alice:nope@127.0.0.1:"+strconv.Itoa(srv.port)+"/0", true)
