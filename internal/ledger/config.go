@@ -92,7 +92,7 @@ type Config struct {
 	// BusyTimeout: SQLite lock wait. Default DefaultBusyTimeout.
 	BusyTimeout time.Duration `yaml:"busy_timeout"`
 
-	// Logger receives River's logs. Default: slog.Default() at its level.
+	// Logger receives River's and the ledger's logs. Default: slog.Default() from Warn up.
 	Logger *slog.Logger `yaml:"-"`
 }
 
@@ -130,7 +130,7 @@ func (c *Config) setDefaults() {
 		c.BusyTimeout = DefaultBusyTimeout
 	}
 	if c.Logger == nil {
-		c.Logger = slog.Default()
+		c.Logger = defaultLogger()
 	}
 }
 
