@@ -35,3 +35,7 @@ func TestR4_ConcurrencyOption(t *testing.T) {
 	t.Parallel()
 	streamtest.ConcurrencyOption(t, harness(t))
 }
+func TestR4_DeadLetterAfterCrashes(t *testing.T) {
+	t.Parallel()
+	streamtest.DeadLetterAfterCrashes(t, harness(t))
+}

@@ -471,3 +471,39 @@ func ConcurrencyOption(t *testing.T, h Harness) {
 	}
 	WaitPending(t, h, stream, cfg.Group, 0)
 }
+
+// DeadLetterAfterCrashes: an entry whose consumers kept dying while holding it (its
+// delivery count passed MaxDeliveries without any handler failing) is dead-lettered when
+// claimed, without running the handler again.
+func DeadLetterAfterCrashes(t *testing.T, h Harness) {
+	stream := testenv.Name(t)
+	cfg := FastConfig(t, h, stream)
+	ctx := testenv.Context(t, time.Minute)
+	if err := h.Backend.CreateGroup(ctx, stream, cfg.Group, "0"); err != nil {
+		t.Fatalf("CreateGroup: %v", err)
+	}
+	ev := NewEvent(t, "user.deleted", "u1")
+	Publish(t, h.Publisher(t, stream), ev)
+	if es, err := h.Backend.ReadGroup(ctx, stream, cfg.Group, "crashed-0", ">", 1, 0); err != nil || len(es) != 1 {
+		t.Fatalf("first crashed consumer's read: %d entries, %v", len(es), err)
+	}
+	for i := 1; i <= streams.DefaultMaxDeliveries; i++ {
+		_, es, err := h.Backend.AutoClaim(ctx, stream, cfg.Group, fmt.Sprintf("crashed-%d", i), 0, "0-0", 10)
+		if err != nil || len(es) != 1 || es[0].Deliveries != int64(i+1) {
+			t.Fatalf("claim %d by a crashing consumer: %+v, %v (want delivery count %d)", i, es, err, i+1)
+		}
+	}
+	var calls atomic.Int32
+	StartConsumer(t, h, cfg, func(context.Context, *cloudevent.Event) error {
+		calls.Add(1)
+		return nil
+	})
+	d := WaitLen(t, h, cfg.DLQStream, 1)[0]
+	WaitPending(t, h, stream, cfg.Group, 0)
+	if d["event_id"] != ev.ID || d[streams.FieldReason] != streams.ReasonMaxDeliveries || d[streams.FieldDeliveryCount] != "5" {
+		t.Fatalf("DLQ entry %v: want %s, reason %s, delivery_count 5", d, ev.ID, streams.ReasonMaxDeliveries)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("handler ran %d times for an entry past its delivery limit", n)
+	}
+}

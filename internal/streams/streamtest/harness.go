@@ -65,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 		{"ClaimFromDeadConsumer", ClaimFromDeadConsumer},
 		{"CloseDrains", CloseDrains},
 		{"ConcurrencyOption", ConcurrencyOption},
+		{"DeadLetterAfterCrashes", DeadLetterAfterCrashes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
