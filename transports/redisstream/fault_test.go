@@ -170,3 +170,61 @@ func TestFault_DeadConsumerPendingClaimed(t *testing.T) {
 		t.Fatalf("published %d, held by the dead consumer %d, handled by the survivor %d", total, total, len(handled))
 	}
 }
+
+// TestFault_RedisLosesData restarts a Redis that keeps nothing on disk: the stream and
+// the group are gone. The consumer re-creates its group and receives what is published
+// after the restart.
+func TestFault_RedisLosesData(t *testing.T) {
+	t.Parallel()
+	srv := startRedis(t, "--appendonly", "no", "--save", "")
+	stream := testenv.Name(t)
+	tr, err := New(ownClient(t, srv), Config{Stream: stream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	got := make(chan string, 4)
+	c, err := NewConsumer(ownClient(t, srv), ConsumerConfig{
+		Stream: stream, Group: "fault-volatile", Consumer: "c1",
+		Block: 100 * time.Millisecond, Logger: testenv.Logger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background(), func(_ context.Context, ev *cloudevent.Event) error {
+		got <- ev.ID
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	wait := func(want string) {
+		t.Helper()
+		select {
+		case id := <-got:
+			if id != want {
+				t.Fatalf("got %s, want %s", id, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s not consumed", want)
+		}
+	}
+	before := newEvents(t, 1)
+	if err := tr.Send(context.Background(), before); err != nil {
+		t.Fatal(err)
+	}
+	wait(before[0].ID)
+
+	srv.stop()
+	srv.restart() // empty: no stream, no group
+	after := newEvents(t, 1)
+	for attempt := 0; ; attempt++ {
+		if err := tr.Send(context.Background(), after); err == nil {
+			break
+		} else if attempt > 100 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // publisher retry backoff while the pool reconnects
+	}
+	wait(after[0].ID)
+}
