@@ -157,11 +157,13 @@ func TestO2_KilledRelayRowsTakenOver(t *testing.T) {
 	}
 	jobs := l.Table("river_job")
 
+	// The victim starts first, so it surely holds rows however slowly processes start
+	// on a busy machine; the survivor joins, then the victim dies mid-batch.
 	victim := startRelay(t, "victim", cfg, 50*time.Millisecond)
-	survivor := startRelay(t, "survivor", cfg, 50*time.Millisecond)
 	testenv.WaitFor(t, 30*time.Second, "the victim to deliver and hold rows", func() bool {
 		return count("SELECT count(*) FROM deliveries WHERE relay = 'victim'") >= 20
 	})
+	survivor := startRelay(t, "survivor", cfg, 50*time.Millisecond)
 	if err := victim.cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup at all
 		t.Fatal(err)
 	}
