@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/koder/eventhub/hub"
 )
 
 // metrics are the transport's collectors. The breaker gauge is read from the database
@@ -16,7 +18,7 @@ type metrics struct {
 	transitions *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer, name string, b *breakers) *metrics {
+func newMetrics(reg prometheus.Registerer, name string, b *breakers) (*metrics, error) {
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "webhook_attempts_total",
@@ -35,29 +37,35 @@ func newMetrics(reg prometheus.Registerer, name string, b *breakers) *metrics {
 			ConstLabels: prometheus.Labels{"transport": name},
 		}, []string{"to"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.deliveries, m.duration, m.transitions, &breakerCollector{b: b, name: name})
+	if reg == nil {
+		return m, nil
 	}
-	return m
+	labels := prometheus.Labels{"transport": name}
+	bc := &breakerCollector{
+		b: b,
+		state: prometheus.NewDesc("webhook_breaker_state",
+			"1 for the current state of each endpoint's breaker (closed, open, half_open), read from the ledger database at scrape time.",
+			[]string{"endpoint", "state"}, labels),
+		failures: prometheus.NewDesc("webhook_breaker_consecutive_failures",
+			"Consecutive failed attempts of each endpoint.", []string{"endpoint"}, labels),
+	}
+	for _, c := range []prometheus.Collector{m.deliveries, m.duration, m.transitions, bc} {
+		if err := reg.Register(c); err != nil {
+			return nil, hub.Errorf(hub.AlreadyExists, "webhook: metrics of transport %q: %w (give each transport its own Name)", name, err)
+		}
+	}
+	return m, nil
 }
-
-var (
-	breakerStateDesc = prometheus.NewDesc("webhook_breaker_state",
-		"1 for the current state of each endpoint's breaker (closed, open, half_open), read from the ledger database.",
-		[]string{"transport", "endpoint", "state"}, nil)
-	breakerFailuresDesc = prometheus.NewDesc("webhook_breaker_consecutive_failures",
-		"Consecutive failed attempts of each endpoint.", []string{"transport", "endpoint"}, nil)
-)
 
 // breakerCollector exports every breaker's state from the table at scrape time.
 type breakerCollector struct {
-	b    *breakers
-	name string
+	b               *breakers
+	state, failures *prometheus.Desc
 }
 
 func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- breakerStateDesc
-	ch <- breakerFailuresDesc
+	ch <- c.state
+	ch <- c.failures
 }
 
 func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -65,7 +73,7 @@ func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	list, err := c.b.list(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(breakerStateDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.state, err)
 		return
 	}
 	for _, s := range list {
@@ -74,8 +82,8 @@ func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
 			if s.State == st {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(breakerStateDesc, prometheus.GaugeValue, v, c.name, s.EndpointID, string(st))
+			ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, v, s.EndpointID, string(st))
 		}
-		ch <- prometheus.MustNewConstMetric(breakerFailuresDesc, prometheus.GaugeValue, float64(s.Failures), c.name, s.EndpointID)
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.GaugeValue, float64(s.Failures), s.EndpointID)
 	}
 }

@@ -105,7 +105,11 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
 		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
-	t.m = newMetrics(cfg.Registerer, cfg.Name, t.br)
+	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br)
+	if err != nil {
+		return nil, err
+	}
+	t.m = m
 	t.br.onChange = func(id string, to BreakerState) {
 		t.m.transitions.WithLabelValues(string(to)).Inc()
 		t.log.Info("webhook: breaker", "endpoint", id, "state", to)
