@@ -2,6 +2,7 @@ package redisstream
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,7 +17,8 @@ import (
 
 // confHarness is the transporttest Harness: a fresh stream per check on the test Redis.
 type confHarness struct {
-	t      *testing.T
+	t      testing.TB
+	logger *slog.Logger
 	client *redis.Client
 	stream string
 	tr     *Transport
@@ -25,10 +27,14 @@ type confHarness struct {
 	group int
 }
 
-func newConfHarness(t *testing.T) transporttest.Harness {
+func newConfHarness(t testing.TB) transporttest.Harness {
 	c := newClient(t)
 	stream := testenv.Name(t)
-	tr, err := New(c, Config{Stream: stream, Logger: testenv.Logger(t)})
+	logger := testenv.Logger(t)
+	if _, bench := t.(*testing.B); bench {
+		logger = quiet // per-event debug records would be the benchmark
+	}
+	tr, err := New(c, Config{Stream: stream, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +42,7 @@ func newConfHarness(t *testing.T) transporttest.Harness {
 		_ = tr.Close()
 		c.Del(context.Background(), stream, stream+":dlq")
 	})
-	return &confHarness{t: t, client: c, stream: stream, tr: tr}
+	return &confHarness{t: t, logger: logger, client: c, stream: stream, tr: tr}
 }
 
 func (h *confHarness) Transport() hub.Transport { return h.tr }
@@ -51,7 +57,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 	c, err := NewConsumer(h.client, ConsumerConfig{
 		Stream: h.stream, Group: group, Consumer: "c-" + strconv.FormatInt(time.Now().UnixNano(), 36), Start: "0",
 		Block: 100 * time.Millisecond, ClaimMinIdle: 100 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
-		MaxDeliveries: 10, DrainTimeout: 5 * time.Second, Logger: testenv.Logger(h.t),
+		MaxDeliveries: 10, DrainTimeout: 5 * time.Second, Logger: h.logger,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -77,7 +83,7 @@ func (h *confHarness) Unreachable() hub.Transport {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	transporttest.Run(t, newConfHarness, transporttest.Features{
+	transporttest.Run(t, func(t *testing.T) transporttest.Harness { return newConfHarness(t) }, transporttest.Features{
 		Ordered:        true,
 		Persistent:     true,
 		ConsumerGroups: true,
@@ -85,4 +91,10 @@ func TestConformance(t *testing.T) {
 		MaxBatch:       0,
 		Normalize:      nil,
 	})
+}
+
+// BenchmarkConformance is the benchmark every transport shares (send_1, send_batch,
+// end_to_end), for comparing transports with each other.
+func BenchmarkConformance(b *testing.B) {
+	transporttest.Bench(b, func(b *testing.B) transporttest.Harness { return newConfHarness(b) })
 }
