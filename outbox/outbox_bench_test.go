@@ -85,6 +85,47 @@ func BenchmarkPublishTx(b *testing.B) {
 	b.Run("base_tx", func(b *testing.B) { run(b, false) })
 }
 
+// BenchmarkPublishTxSQLite: BenchmarkPublishTx on the embedded SQLite ledger (*sql.Tx).
+func BenchmarkPublishTxSQLite(b *testing.B) {
+	run := func(b *testing.B, withOutbox bool) {
+		l := ledgertest.Open(b, ledger.SQLite, benchLedger)
+		o, err := outbox.New(l, outbox.Config{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		if _, err := l.DB().Exec("CREATE TABLE orders (id integer PRIMARY KEY, body text)"); err != nil {
+			b.Fatal(err)
+		}
+		ev := benchEvent(b)
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := range b.N {
+			start := time.Now()
+			tx, err := l.DB().BeginTx(ctx, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO orders (id, body) VALUES (?, ?)", i, "order"); err != nil {
+				b.Fatal(err)
+			}
+			if withOutbox {
+				if err := o.EnqueueTx(ctx, tx, []hub.OutboxItem{{Destination: "sink", Event: ev}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		b.StopTimer()
+		reportLatency(b, lat)
+	}
+	b.Run("hub", func(b *testing.B) { run(b, true) })
+	b.Run("base_tx", func(b *testing.B) { run(b, false) })
+}
+
 // countingSink counts deliveries and closes done at want.
 type countingSink struct {
 	n    atomic.Int64
