@@ -28,3 +28,5 @@ func (d *Destinations) Lookup(name string) (hub.Transport, bool) {
 	}
 	return v.(hub.Transport), true
 }
+
+var _ Lookup = (&Destinations{}).Lookup

@@ -62,3 +62,5 @@ func permanent(err error) bool {
 func (r *relay) NextRetry(job *river.Job[rowArgs]) time.Time {
 	return time.Now().Add(r.cfg.Backoff(job.Attempt))
 }
+
+var _ river.Worker[rowArgs] = (*relay)(nil)
