@@ -105,6 +105,9 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
 		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
+	if err := t.st.migrate(ctx); err != nil {
+		return nil, err
+	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br)
 	if err != nil {
 		return nil, err
@@ -113,9 +116,6 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	t.br.onChange = func(id string, to BreakerState) {
 		t.m.transitions.WithLabelValues(string(to)).Inc()
 		t.log.Info("webhook: breaker", "endpoint", id, "state", to)
-	}
-	if err := t.st.migrate(ctx); err != nil {
-		return nil, err
 	}
 	if err := river.AddWorkerSafely(l.Workers(), river.Worker[deliveryArgs](&worker{t: t})); err != nil {
 		return nil, hub.Errorf(hub.AlreadyExists, "webhook: %v (one Transport per ledger)", err)

@@ -67,7 +67,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	_ = river.MetadataSet(ctx, metaStatus, r.status)
 	if r.outcome == delivered {
 		t.m.deliveries.WithLabelValues("delivered").Inc()
-		return t.br.success(ctx, ep.ID, time.Now())
+		if err := t.br.success(ctx, ep.ID, time.Now()); err != nil {
+			// The receiver has it: failing the job now would only send it again.
+			t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
+		}
+		return nil
 	}
 	_ = river.MetadataSet(ctx, metaResponse, r.excerpt)
 	_ = river.MetadataSet(ctx, metaError, r.err.Error())
