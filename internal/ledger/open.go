@@ -40,8 +40,16 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
 	}()
 	if cfg.Schema != "" {
-		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
-			return hub.Errorf(hub.Unavailable, "ledger: create schema %q: %w", cfg.Schema, err)
+		// Look first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the
+		// database, which a role migrating into a schema made for it may not have.
+		var exists bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", cfg.Schema).Scan(&exists); err != nil {
+			return hub.Errorf(hub.Unavailable, "ledger: look up schema %q: %w", cfg.Schema, err)
+		}
+		if !exists {
+			if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
+				return hub.Errorf(hub.FailedPrecondition, "ledger: create schema %q: %w", cfg.Schema, err)
+			}
 		}
 	}
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: cfg.Schema, Logger: cfg.Logger})
