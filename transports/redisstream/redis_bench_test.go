@@ -158,20 +158,34 @@ func BenchmarkPublishBatch(b *testing.B) {
 	})
 }
 
-// appendBacklog publishes n entries of fields with pipelined XADDs (the same publisher
-// for both consumers, so only the consuming side differs).
+// publishers is the number of goroutines appendBacklog publishes from. One pipelining
+// goroutine is slower than the hub's consumer, which would make BenchmarkConsume
+// measure the publisher.
+const publishers = 4
+
+// appendBacklog publishes n entries of fields with pipelined XADDs from several
+// goroutines (the same publisher for both consumers, so only the consuming side
+// differs).
 func appendBacklog(b *testing.B, c *redis.Client, stream string, n int, fields func(i int) []string) {
 	ctx := context.Background()
-	for i := 0; i < n; i += benchBatch {
-		pipe := c.Pipeline()
-		for j := i; j < min(i+benchBatch, n); j++ {
-			pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields(j)})
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			b.Error(err)
-			return
-		}
+	var wg sync.WaitGroup
+	for w := range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * benchBatch; i < n; i += publishers * benchBatch {
+				pipe := c.Pipeline()
+				for j := i; j < min(i+benchBatch, n); j++ {
+					pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields(j)})
+				}
+				if _, err := pipe.Exec(ctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // BenchmarkConsume: publish-to-handled-and-acked throughput of one consumer process,
