@@ -23,11 +23,13 @@ import (
 // go-redis v9 has its own AutoPipeliner, which coalesces individual commands. This
 // combiner coalesces whole Sends instead, so one Send's events stay in one round trip
 // and each Send gets back exactly its own errors; it is a few dozen lines.
-func (t *Transport) submit(r *sendReq) error {
+//
+// It reports whether r was queued (then r.done closes once r.err is set).
+func (t *Transport) submit(r *sendReq) (queued bool, err error) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return hub.Errorf(hub.FailedPrecondition, "redisstream: transport %q is closed", t.cfg.Name)
+		return false, hub.Errorf(hub.FailedPrecondition, "redisstream: transport %q is closed", t.cfg.Name)
 	}
 	if t.busy < t.cfg.Pipelines {
 		t.busy++
@@ -37,11 +39,12 @@ func (t *Transport) submit(r *sendReq) error {
 		if next := t.next(); next != nil {
 			go t.drain(next)
 		}
-		return nil
+		return false, nil
 	}
+	r.done = make(chan struct{})
 	t.queue = append(t.queue, r)
 	t.mu.Unlock()
-	return nil
+	return true, nil
 }
 
 // next takes the queued requests (up to MaxBatch events, at least one request) for
@@ -87,8 +90,7 @@ func (t *Transport) flush(reqs []*sendReq, n int) {
 		trims = t.trim.due(reqs)
 	}
 	if n == 1 && len(trims) == 0 {
-		a := &reqs[0].args[0]
-		reqs[0].done <- classify(t.client.XAdd(ctx, a).Err())
+		reqs[0].answer(classify(t.client.XAdd(ctx, &reqs[0].args[0]).Err()))
 		return
 	}
 	pipe := t.client.Pipeline()
@@ -112,7 +114,15 @@ func (t *Transport) flush(reqs []*sendReq, n int) {
 			}
 			k++
 		}
-		r.done <- classify(err)
+		r.answer(classify(err))
+	}
+}
+
+// answer sets the request's result and wakes its waiting Send, if any.
+func (r *sendReq) answer(err error) {
+	r.err = err
+	if r.done != nil {
+		close(r.done)
 	}
 }
 

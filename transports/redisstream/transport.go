@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -43,13 +44,16 @@ type Transport struct {
 	queue    []*sendReq // Sends waiting for a round trip
 	inflight sync.WaitGroup
 
+	counters sync.Map // [stream, outcome] -> prometheus.Counter
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
 type sendReq struct {
 	args []redis.XAddArgs
-	done chan error // buffered 1
+	err  error         // the first error among args' replies, set by flush
+	done chan struct{} // closed after flush; nil when the caller flushes it itself
 }
 
 // New returns a Transport over a client the caller owns (Close leaves it open). It
@@ -105,18 +109,20 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			args[i].MaxLen = t.cfg.MaxLen
 		}
 	}
-	r := &sendReq{args: args, done: make(chan error, 1)}
-	if err := t.submit(r); err != nil {
+	r := &sendReq{args: args}
+	queued, err := t.submit(r)
+	if err != nil {
 		return err
 	}
-	var err error
-	select {
-	case err = <-r.done:
-	case <-ctx.Done():
-		return ctx.Err() // the append may still happen: the hub's retry tolerates a duplicate
+	if queued {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err() // the append may still happen: the hub's retry tolerates a duplicate
+		}
 	}
-	t.record(ctx, batch, args, err)
-	return err
+	t.record(ctx, batch, args, r.err)
+	return r.err
 }
 
 // record emits the R8 publish log and counters.
@@ -129,7 +135,7 @@ func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, args 
 	}
 	log := err == nil && t.cfg.Logger.Enabled(ctx, slog.LevelDebug)
 	prev := ""
-	var counter interface{ Add(float64) }
+	var counter prometheus.Counter
 	n := 0
 	for i, ev := range batch {
 		s := args[i].Stream
@@ -137,7 +143,7 @@ func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, args 
 			if counter != nil {
 				counter.Add(float64(n))
 			}
-			counter, n, prev = t.cfg.Metrics.EventCount.WithLabelValues(t.cfg.Name, s, outcome), 0, s
+			counter, n, prev = t.counter(s, outcome), 0, s
 		}
 		n++
 		if log {
@@ -145,6 +151,18 @@ func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, args 
 		}
 	}
 	counter.Add(float64(n))
+}
+
+// counter returns event_count_total for a stream and outcome, resolving the label
+// values once per stream rather than once per event.
+func (t *Transport) counter(stream, outcome string) prometheus.Counter {
+	k := [2]string{stream, outcome}
+	if c, ok := t.counters.Load(k); ok {
+		return c.(prometheus.Counter)
+	}
+	c := t.cfg.Metrics.EventCount.WithLabelValues(t.cfg.Name, stream, outcome)
+	t.counters.Store(k, c)
+	return c
 }
 
 // Close stops accepting Sends, waits for the round trips in flight, and closes the
