@@ -100,7 +100,6 @@ func setIf[T comparable](p *T, def T) {
 	}
 }
 
-
 var (
 	_ registry.TransportModule = (*WebhookTransport)(nil)
 	_ registry.Provisioner     = (*WebhookTransport)(nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 // Keys of the shared resources.
@@ -98,3 +99,30 @@ func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 	return minLevel{m.Handler.WithAttrs(as), m.min}
 }
 func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
+
+// KDB returns the kdbstream engine on the config's store (the same SQLite file or
+// PostgreSQL database as the ledger), opening it the first time.
+func KDB(ctx context.Context, rt *registry.Runtime) (*engine.Engine, error) {
+	v, err := rt.Shared(KeyKDB, func() (any, io.Closer, error) {
+		if !HasStore(rt.Store) {
+			return nil, nil, ErrNoStore
+		}
+		cfg := engine.Config{Driver: engine.DriverPostgres, DSN: rt.Store.Postgres, Schema: rt.Store.Schema}
+		if rt.Store.SQLite != "" {
+			p, err := SQLitePath(rt)
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg = engine.Config{Driver: engine.DriverSQLite, DSN: p}
+		}
+		e, err := engine.Open(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*engine.Engine), nil
+}

@@ -1,0 +1,147 @@
+package modules
+
+import (
+	"context"
+	"errors"
+
+	"github.com/koder/eventhub/cmd/hub/internal/ops"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
+	"github.com/koder/eventhub/transports/redisstream"
+)
+
+func init() { registry.Register(new(KDBSource)) }
+
+// KDBSource reads a kdbstream stream as a consumer group and publishes every event into
+// the hub (source.kdbstream), with the Redis source's loop (ack after Publish, claim,
+// DLQ). Without url it uses the config's store.
+type KDBSource struct {
+	// URL is kdbstream:///path.db, sqlite://path.db or postgres://...; default: the store.
+	URL string `yaml:"url"`
+	// Idempotency skips events this group already processed (R5). Default true.
+	Idempotency *bool `yaml:"idempotency"`
+
+	kdbstream.ConsumerConfig `yaml:",inline"`
+
+	eng   *engine.Engine
+	owned bool
+	c     *kdbstream.Consumer
+}
+
+// HubModule registers source.kdbstream.
+func (*KDBSource) HubModule() registry.Info {
+	return registry.Info{ID: "source.kdbstream", New: func() registry.Module { return new(KDBSource) },
+		Doc: "kdbstream consumer group: each event is published into the hub, acked after Publish"}
+}
+
+// Provision checks that there is a database.
+func (m *KDBSource) Provision(pc *registry.ProvisionContext) error {
+	if m.URL == "" && !shared.HasStore(pc.Store) {
+		return registry.Field("url", "required without a store (%v)", shared.ErrNoStore)
+	}
+	return nil
+}
+
+// Validate checks the URL, stream and group (R3) without opening anything.
+func (m *KDBSource) Validate() error {
+	var errs []error
+	if m.URL != "" {
+		if _, _, err := kdbstream.ParseURL(m.URL, kdbstream.Config{}); err != nil {
+			errs = append(errs, registry.Field("url", "%v", err))
+		}
+	}
+	if m.Stream == "" {
+		errs = append(errs, registry.Field("stream", "required"))
+	} else if err := redisstream.ValidateStream(m.Stream); err != nil {
+		errs = append(errs, registry.Field("stream", "%v", err))
+	}
+	if m.Group == "" {
+		errs = append(errs, registry.Field("group", "required"))
+	} else if err := redisstream.ValidateGroup(m.Group); err != nil {
+		errs = append(errs, registry.Field("group", "%v", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Start opens the engine and consumes in the background.
+func (m *KDBSource) Start(ctx context.Context, rt *registry.Runtime) error {
+	var err error
+	if m.URL != "" {
+		m.eng, err = kdbstream.OpenEngine(ctx, m.URL)
+		m.owned = err == nil
+	} else {
+		m.eng, err = shared.KDB(ctx, rt)
+	}
+	if err != nil {
+		return err
+	}
+	cfg := m.ConsumerConfig
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	if rt.Schemas != nil {
+		cfg.Versions = rt.Schemas
+	}
+	if m.Idempotency == nil || *m.Idempotency {
+		st, err := kdbstream.NewIdempotencyStore(ctx, m.eng, "")
+		if err != nil {
+			return m.fail(err)
+		}
+		cfg.Idempotency = st
+	}
+	c, err := kdbstream.NewConsumer(m.eng, cfg)
+	if err == nil {
+		err = c.Start(context.WithoutCancel(ctx), publishHandler(rt))
+	}
+	if err != nil {
+		return m.fail(err)
+	}
+	m.c = c
+	return nil
+}
+
+func (m *KDBSource) fail(err error) error {
+	if m.owned {
+		m.eng.Close()
+	}
+	return err
+}
+
+// Close stops reading and drains handlers.
+func (m *KDBSource) Close(ctx context.Context) error {
+	if m.c == nil {
+		return nil
+	}
+	err := m.c.Close()
+	if m.owned {
+		err = errors.Join(err, m.eng.Close())
+	}
+	return err
+}
+
+// DLQ operates the group's dead-letter stream.
+func (m *KDBSource) DLQ() ops.DLQ {
+	if m.eng == nil {
+		return nil
+	}
+	dlq := m.DLQStream
+	if dlq == "" {
+		dlq = dlqStreamFor(m.Stream)
+	}
+	return kdbDLQ{m.eng, dlq}
+}
+
+// Status reports the stream and its groups.
+func (m *KDBSource) Status(ctx context.Context) (any, error) {
+	if m.eng == nil {
+		return nil, nil
+	}
+	return kdbStatus(ctx, m.eng, m.Stream)
+}
+
+var (
+	_ registry.SourceModule = (*KDBSource)(nil)
+	_ registry.Provisioner  = (*KDBSource)(nil)
+	_ registry.Validator    = (*KDBSource)(nil)
+	_ ops.DLQProvider       = (*KDBSource)(nil)
+)

@@ -1,0 +1,98 @@
+package modules
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/koder/eventhub/cmd/hub/internal/ops"
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/transports/redisstream"
+)
+
+func init() { registry.Register(new(BusTransport)) }
+
+// EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, anything else
+// (or unset) for Redis. The cutover from Redis is this flag and a restart.
+const EnvEventBus = "KODER_EVENT_BUS"
+
+// Bus values.
+const (
+	BusRedis     = "redis"
+	BusKDBStream = "kdb-stream"
+)
+
+// BusTransport is the stream bus of R9 (transport.bus): the same naming config resolves
+// to transport.redisstream or transport.kdbstream as KODER_EVENT_BUS (or bus:) says, so
+// switching buses changes no config.
+type BusTransport struct {
+	// Bus is "redis" or "kdb-stream". Default $KODER_EVENT_BUS, else redis.
+	Bus string `yaml:"bus"`
+	// URL is the Redis URL (default $KODER_REDIS_URL) or the kdbstream URL (default the
+	// config's store), depending on the bus.
+	URL string `yaml:"url"`
+	// Service, Naming, Stream, MaxLen, MinIDAge: as both stream transports.
+	Service  string        `yaml:"service"`
+	Naming   string        `yaml:"naming"`
+	Stream   string        `yaml:"stream"`
+	MaxLen   int64         `yaml:"max_len"`
+	MinIDAge time.Duration `yaml:"min_id_age"`
+
+	inner registry.TransportModule
+}
+
+// HubModule registers transport.bus.
+func (*BusTransport) HubModule() registry.Info {
+	return registry.Info{ID: "transport.bus", New: func() registry.Module { return new(BusTransport) },
+		Doc: "the stream bus: Redis, or kdbstream when KODER_EVENT_BUS=kdb-stream (R9)"}
+}
+
+// Provision resolves the bus and provisions the module it stands for.
+func (m *BusTransport) Provision(pc *registry.ProvisionContext) error {
+	if m.Bus == "" {
+		m.Bus = pc.Getenv(EnvEventBus)
+	}
+	switch m.Bus {
+	case "", BusRedis:
+		m.Bus = BusRedis
+		m.inner = &RedisTransport{URL: m.URL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+	case BusKDBStream:
+		m.inner = &KDBTransport{URL: m.URL, Config: kdbstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+	default:
+		return registry.Field("bus", "%q: want %s or %s (from bus: or %s)", m.Bus, BusRedis, BusKDBStream, EnvEventBus)
+	}
+	return m.inner.(registry.Provisioner).Provision(pc)
+}
+
+// Validate validates the resolved module.
+func (m *BusTransport) Validate() error {
+	if err := m.inner.(registry.Validator).Validate(); err != nil {
+		return fmt.Errorf("bus %s: %w", m.Bus, err)
+	}
+	return nil
+}
+
+// Open opens the resolved transport.
+func (m *BusTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
+	rt.Logger.Info("stream bus", "bus", m.Bus)
+	return m.inner.Open(ctx, rt)
+}
+
+// DLQ is the resolved transport's.
+func (m *BusTransport) DLQ() ops.DLQ { return m.inner.(ops.DLQProvider).DLQ() }
+
+// Status is the resolved transport's, with the bus named.
+func (m *BusTransport) Status(ctx context.Context) (any, error) {
+	st, err := m.inner.(ops.Statuser).Status(ctx)
+	return map[string]any{"bus": m.Bus, "stream": st}, err
+}
+
+var (
+	_ registry.TransportModule = (*BusTransport)(nil)
+	_ registry.Provisioner     = (*BusTransport)(nil)
+	_ registry.Validator       = (*BusTransport)(nil)
+	_ ops.DLQProvider          = (*BusTransport)(nil)
+	_ ops.Statuser             = (*BusTransport)(nil)
+)
