@@ -120,3 +120,11 @@ func ExampleTransport_Breaker() {
 	}
 	fmt.Println(s.State, s.Failures, s.OpenedAt)
 }
+
+// The Standard Webhooks signature (sent with Config.StandardWebhooks): receivers can
+// check it with that ecosystem's libraries. This is the specification's own example.
+func ExampleSignStandard() {
+	key := webhook.StandardKey("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	fmt.Println(webhook.SignStandard("msg_p5jXN8AQM9LWM0D4loKWxJek", time.Unix(1614265330, 0), []byte(`{"test": 2432232314}`), key))
+	// Output: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=
+}
