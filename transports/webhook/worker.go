@@ -88,8 +88,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.log.Warn("webhook: delivery refused", "endpoint", ep.ID, "delivery", job.ID, "err", r.err)
 		return t.end(ctx, r.outcome.String(), r.err)
 	}
-	if _, err := t.br.failure(ctx, ep.ID, time.Now()); err != nil {
-		t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
+	if r.code != hub.Canceled { // a shutdown cancelling the request says nothing of the receiver
+		if _, err := t.br.failure(ctx, ep.ID, time.Now()); err != nil {
+			t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
+		}
 	}
 	if job.Attempt >= job.MaxAttempts {
 		_ = river.MetadataSet(ctx, metaReason, "exhausted")
