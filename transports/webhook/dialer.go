@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -50,15 +49,8 @@ func (g *guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 			}
 		}
 		dialer := *d
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			if allowedHost {
-				return nil
-			}
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return hub.Errorf(hub.PermissionDenied, "webhook: ssrf: unparsable dial address %q", address)
-			}
-			return g.checkAddr(host, ap.Addr())
+		if !allowedHost {
+			dialer.Control = g.control(host)
 		}
 		var firstErr error
 		for _, ip := range ips {
@@ -77,8 +69,17 @@ func (g *guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 	}
 }
 
-// errRedirect marks a 3xx: no redirect is followed (H4), the response is the result.
-var errRedirect = errors.New("webhook: redirect not followed")
+// control is the net.Dialer.Control backstop: it sees the numeric address of every
+// socket right before connect(), whatever path led there.
+func (g *guard) control(host string) func(network, address string, c syscall.RawConn) error {
+	return func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return hub.Errorf(hub.PermissionDenied, "webhook: ssrf: unparsable dial address %q", address)
+		}
+		return g.checkAddr(host, ap.Addr())
+	}
+}
 
 // newHTTPClient builds the delivery client: no proxy from the environment (a proxy
 // would resolve and connect on our behalf, defeating the dial check), no redirects,

@@ -180,6 +180,20 @@ func TestH4_DialControlRefusesForbiddenAddress(t *testing.T) {
 	}
 }
 
+func TestH5_DialControlChecksTheSocketAddress(t *testing.T) {
+	t.Parallel()
+	g, _ := newGuard([]string{"127.0.0.2"}, nil)
+	ctl := g.control("receiver.example")
+	for addr, ok := range map[string]bool{
+		"93.184.216.34:443": true, "[2606:4700:4700::1111]:443": true, "127.0.0.2:80": true,
+		"127.0.0.1:80": false, "[::ffff:169.254.169.254]:80": false, "10.0.0.1:443": false, "not-an-address": false,
+	} {
+		if err := ctl("tcp", addr, nil); (err == nil) != ok {
+			t.Fatalf("control(%s) = %v, want allowed=%v", addr, err, ok)
+		}
+	}
+}
+
 func TestH4_AllowListParsing(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"", "http://x", "a b", "user@host"} {
