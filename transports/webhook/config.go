@@ -62,7 +62,9 @@ type Config struct {
 	// than the scheduled wait). Default 2 h.
 	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
 	// AttemptTimeout bounds one request, connect to last response byte. Default 15 s
-	// (Standard Webhooks recommends 15-30 s). Must stay below the ledger's JobTimeout.
+	// (Standard Webhooks recommends 15-30 s). The delivery job may run AttemptTimeout
+	// plus a margin (AttemptTimeout, 1-10 s), which must stay below the ledger's
+	// RescueStuckJobsAfter (New checks).
 	AttemptTimeout time.Duration `yaml:"attempt_timeout"`
 	// ResponseExcerpt is how many bytes of a failed response body are kept with the
 	// delivery. Default 1024.
