@@ -134,14 +134,17 @@ func (l *Ledger) openSQLite(ctx context.Context, path string) error {
 // a publishing process may insert kinds whose workers live in other processes.
 func (l *Ledger) insertConfig() *river.Config {
 	return &river.Config{
-		Logger:               l.cfg.Logger,
-		Schema:               l.cfg.Schema,
-		Workers:              l.workers,
-		SkipUnknownJobCheck:  true,
-		FetchCooldown:        l.cfg.FetchCooldown,
-		FetchPollInterval:    l.cfg.FetchPollInterval,
-		JobTimeout:           l.cfg.JobTimeout,
-		RescueStuckJobsAfter: l.cfg.RescueStuckJobsAfter,
+		Logger:              l.cfg.Logger,
+		Schema:              l.cfg.Schema,
+		Workers:             l.workers,
+		SkipUnknownJobCheck: true,
+		FetchCooldown:       l.cfg.FetchCooldown,
+		FetchPollInterval:   l.cfg.FetchPollInterval,
+		JobTimeout:          l.cfg.JobTimeout,
+		// River's own rescuer is only a backstop behind the lease sweep: it discards
+		// stuck jobs whose kind the leader has no worker for (a relay-only leader would
+		// discard webhook deliveries), so the sweep must always see them first.
+		RescueStuckJobsAfter: 2*l.cfg.RescueStuckJobsAfter + l.cfg.RescueInterval,
 	}
 }
 
