@@ -29,7 +29,7 @@ type pelRow struct {
 
 func (e *Engine) loadPEL(ctx context.Context, tx *sql.Tx, sid int64, grp string, id ID) (*pelRow, error) {
 	p := &pelRow{}
-	err := tx.QueryRowContext(ctx, e.q(`SELECT consumer, delivery_time, delivery_count FROM kdb_pending WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`),
+	err := e.queryRow(ctx, tx, `SELECT consumer, delivery_time, delivery_count FROM kdb_pending WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`,
 		sid, grp, id.Ms, id.Seq).Scan(&p.consumer, &p.deliveryMs, &p.count)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -101,9 +101,9 @@ func (e *Engine) XClaim(ctx context.Context, stream, grp, consumer string, minId
 				}
 				created = true
 			}
-			if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
 				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
-				delivery_time = excluded.delivery_time, delivery_count = excluded.delivery_count`),
+				delivery_time = excluded.delivery_time, delivery_count = excluded.delivery_count`,
 				s.sid, grp, id.Ms, id.Seq, consumer, deliveryTime, p.count); err != nil {
 				return err
 			}
@@ -149,10 +149,10 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 		now := e.nowMs()
 		attempts := count * 10
 		// One extra row tells the next cursor.
-		rows, err := tx.QueryContext(ctx, e.q(`SELECT p.ms, p.seq, p.delivery_time, p.delivery_count, x.fields FROM kdb_pending p
+		rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_time, p.delivery_count, x.fields FROM kdb_pending p
 			LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
-			WHERE p.sid = ? AND p.grp = ? AND (p.ms > ? OR (p.ms = ? AND p.seq >= ?))
-			ORDER BY p.ms, p.seq LIMIT ?`), s.sid, grp, from.Ms, from.Ms, from.Seq, attempts+1)
+			WHERE p.sid = ? AND p.grp = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
+			ORDER BY p.ms, p.seq LIMIT ?`, s.sid, grp, from.Ms, from.Ms, from.Seq, attempts+1)
 		if err != nil {
 			return err
 		}
@@ -199,8 +199,8 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 				}
 				created = true
 			}
-			if _, err := tx.ExecContext(ctx, e.q(`UPDATE kdb_pending SET consumer = ?, delivery_time = ?, delivery_count = ?
-				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`), consumer, now, r.dc, s.sid, grp, r.id.Ms, r.id.Seq); err != nil {
+			if _, err := e.exec(ctx, tx, `UPDATE kdb_pending SET consumer = ?, delivery_time = ?, delivery_count = ?
+				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, consumer, now, r.dc, s.sid, grp, r.id.Ms, r.id.Seq); err != nil {
 				return err
 			}
 			c := Claimed{Entry: Entry{ID: r.id}, Deliveries: r.dc}

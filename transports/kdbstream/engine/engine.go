@@ -124,6 +124,7 @@ type Engine struct {
 	readyMu sync.Mutex
 	ready   bool
 
+	stmts      stmtCache
 	txMu       sync.Mutex // SQLite: one transaction at a time, with its synchronous mode
 	sqliteSync string     // the synchronous pragma the connection runs with now
 }
@@ -187,6 +188,7 @@ func (e *Engine) Close() error {
 		e.stopPG()
 	}
 	e.waiters.closeAll()
+	e.closeStmts()
 	e.readyMu.Lock()
 	defer e.readyMu.Unlock()
 	if !e.ready {
@@ -295,11 +297,16 @@ func (e *Engine) inTxRaw(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) 
 			return classify(err)
 		}
 	}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	if err != nil {
 		_ = tx.Rollback()
-		return classify(err)
+	} else {
+		err = tx.Commit()
 	}
-	return classify(tx.Commit())
+	if !e.pg {
+		e.flushPrepared(ctx)
+	}
+	return classify(err)
 }
 
 // classify maps database errors to hub codes; command errors pass unchanged.

@@ -19,8 +19,8 @@ func (e *Engine) groupCursor(ctx context.Context, stream, grp string) (last, del
 	if err := e.ensureReady(ctx); err != nil {
 		return last, delivered, false, err
 	}
-	err = e.db.QueryRowContext(ctx, e.q(`SELECT s.last_ms, s.last_seq, g.last_ms, g.last_seq FROM kdb_streams s
-		JOIN kdb_groups g ON g.sid = s.id AND g.name = ? WHERE s.name = ?`), grp, stream).
+	err = e.rowNoTx(ctx, `SELECT s.last_ms, s.last_seq, g.last_ms, g.last_seq FROM kdb_streams s
+		JOIN kdb_groups g ON g.sid = s.id AND g.name = ? WHERE s.name = ?`, grp, stream).
 		Scan(&last.Ms, &last.Seq, &delivered.Ms, &delivered.Seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return last, delivered, false, nil
@@ -44,14 +44,14 @@ func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, thre
 	}
 	var groups, claimable int64
 	var nms, nseq sql.NullInt64
-	err := e.db.QueryRowContext(ctx, e.q(`WITH s AS (SELECT id FROM kdb_streams WHERE name = ?),
+	err := e.rowNoTx(ctx, `WITH s AS (SELECT id FROM kdb_streams WHERE name = ?),
 		p AS (SELECT p.ms, p.seq, p.delivery_time, p.sid FROM kdb_pending p, s WHERE p.sid = s.id AND p.grp = ?
-			AND (p.ms > ? OR (p.ms = ? AND p.seq >= ?)))
+			AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?)))
 		SELECT (SELECT COUNT(*) FROM kdb_groups g, s WHERE g.sid = s.id AND g.name = ?),
 			(SELECT COUNT(*) FROM (SELECT 1 FROM p WHERE p.delivery_time <= ? OR NOT EXISTS
 				(SELECT 1 FROM kdb_entries x WHERE x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq) LIMIT 1) c),
 			(SELECT ms FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?),
-			(SELECT seq FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?)`),
+			(SELECT seq FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?)`,
 		stream, grp, from.Ms, from.Ms, from.Seq, grp, threshold, attempts, attempts).Scan(&groups, &claimable, &nms, &nseq)
 	if err != nil || groups == 0 || claimable > 0 {
 		return next, false
@@ -60,4 +60,16 @@ func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, thre
 		next = ID{nms.Int64, nseq.Int64}
 	}
 	return next, true
+}
+
+// rowNoTx is a single-row read outside a transaction (a prepared statement on SQLite).
+func (e *Engine) rowNoTx(ctx context.Context, q string, args ...any) row {
+	if e.pg {
+		return row{r: e.db.QueryRowContext(ctx, e.q(q), args...)}
+	}
+	st, err := e.prepared(ctx, q)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.QueryRowContext(ctx, args...)}
 }

@@ -19,7 +19,7 @@ type group struct {
 func (e *Engine) loadGroup(ctx context.Context, tx *sql.Tx, sid int64, name string) (*group, error) {
 	g := &group{name: name}
 	var er sql.NullInt64
-	err := tx.QueryRowContext(ctx, e.q(`SELECT last_ms, last_seq, entries_read FROM kdb_groups WHERE sid = ? AND name = ?`), sid, name).
+	err := e.queryRow(ctx, tx, `SELECT last_ms, last_seq, entries_read FROM kdb_groups WHERE sid = ? AND name = ?`, sid, name).
 		Scan(&g.last.Ms, &g.last.Seq, &er)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -39,7 +39,7 @@ func (g *group) readArg() any {
 }
 
 func (e *Engine) saveGroup(ctx context.Context, tx *sql.Tx, sid int64, g *group) error {
-	_, err := tx.ExecContext(ctx, e.q(`UPDATE kdb_groups SET last_ms = ?, last_seq = ?, entries_read = ? WHERE sid = ? AND name = ?`),
+	_, err := e.exec(ctx, tx, `UPDATE kdb_groups SET last_ms = ?, last_seq = ?, entries_read = ? WHERE sid = ? AND name = ?`,
 		g.last.Ms, g.last.Seq, g.readArg(), sid, g.name)
 	return err
 }
@@ -67,13 +67,13 @@ func (e *Engine) lockGroup(ctx context.Context, tx *sql.Tx, stream, grp, cmd str
 // active time when active, Redis 7.2's meaning: a read or claim that delivered something).
 func (e *Engine) touchConsumer(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, active bool) error {
 	if active {
-		_, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (sid, grp, name) DO UPDATE SET seen_time = excluded.seen_time, active_time = excluded.active_time`),
+		_, err := e.exec(ctx, tx, `INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (sid, grp, name) DO UPDATE SET seen_time = excluded.seen_time, active_time = excluded.active_time`,
 			sid, grp, consumer, now, now)
 		return err
 	}
-	_, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, -1)
-		ON CONFLICT (sid, grp, name) DO UPDATE SET seen_time = excluded.seen_time`), sid, grp, consumer, now)
+	_, err := e.exec(ctx, tx, `INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, -1)
+		ON CONFLICT (sid, grp, name) DO UPDATE SET seen_time = excluded.seen_time`, sid, grp, consumer, now)
 	return err
 }
 
@@ -102,8 +102,8 @@ func (e *Engine) GroupCreate(ctx context.Context, stream, grp, start string, mks
 			}
 		}
 		g := &group{name: grp, last: id, entriesRead: entriesRead}
-		res, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_groups (sid, name, last_ms, last_seq, entries_read) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (sid, name) DO NOTHING`), s.sid, grp, id.Ms, id.Seq, g.readArg())
+		res, err := e.exec(ctx, tx, `INSERT INTO kdb_groups (sid, name, last_ms, last_seq, entries_read) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (sid, name) DO NOTHING`, s.sid, grp, id.Ms, id.Seq, g.readArg())
 		if err != nil {
 			return err
 		}
@@ -187,8 +187,8 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 		}
 		var entries []Entry
 		if g.last.Less(s.last) {
-			rows, err := tx.QueryContext(ctx, e.q(`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? AND (ms > ? OR (ms = ? AND seq > ?))
-				ORDER BY ms, seq LIMIT ?`), s.sid, g.last.Ms, g.last.Ms, g.last.Seq, count)
+			rows, err := e.query(ctx, tx, `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? AND (ms >= ? AND (ms > ? OR seq > ?))
+				ORDER BY ms, seq LIMIT ?`, s.sid, g.last.Ms, g.last.Ms, g.last.Seq, count)
 			if err != nil {
 				return err
 			}
@@ -235,6 +235,17 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 // upsertPending adds new PEL entries; an id already pending (the group's last id was
 // moved back) is reassigned with a count of 1, as Redis does.
 func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, entries []Entry) error {
+	const upsert = ` ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
+			delivery_time = excluded.delivery_time, delivery_count = 1`
+	if !e.pg {
+		for _, en := range entries {
+			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count) VALUES (?,?,?,?,?,?,1)`+upsert,
+				sid, grp, en.ID.Ms, en.ID.Seq, consumer, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	const chunk = 100
 	for len(entries) > 0 {
 		n := min(len(entries), chunk)
@@ -248,8 +259,7 @@ func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, 
 			b.WriteString(`(?,?,?,?,?,?,1)`)
 			args = append(args, sid, grp, en.ID.Ms, en.ID.Seq, consumer, now)
 		}
-		b.WriteString(` ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
-			delivery_time = excluded.delivery_time, delivery_count = 1`)
+		b.WriteString(upsert)
 		if _, err := tx.ExecContext(ctx, e.q(b.String()), args...); err != nil {
 			return err
 		}
@@ -280,10 +290,10 @@ func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, 
 		if count <= 0 {
 			count = math.MaxInt64
 		}
-		rows, err := tx.QueryContext(ctx, e.q(`SELECT p.ms, p.seq, p.delivery_count, x.fields FROM kdb_pending p
+		rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_count, x.fields FROM kdb_pending p
 			LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
-			WHERE p.sid = ? AND p.grp = ? AND p.consumer = ? AND (p.ms > ? OR (p.ms = ? AND p.seq >= ?))
-			ORDER BY p.ms, p.seq LIMIT ?`), s.sid, grp, consumer, start.Ms, start.Ms, start.Seq, count)
+			WHERE p.sid = ? AND p.grp = ? AND p.consumer = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
+			ORDER BY p.ms, p.seq LIMIT ?`, s.sid, grp, consumer, start.Ms, start.Ms, start.Seq, count)
 		if err != nil {
 			return err
 		}
@@ -310,8 +320,8 @@ func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, 
 			return err
 		}
 		for _, id := range live {
-			if _, err := tx.ExecContext(ctx, e.q(`UPDATE kdb_pending SET delivery_time = ?, delivery_count = delivery_count + 1
-				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`), now, s.sid, grp, id.Ms, id.Seq); err != nil {
+			if _, err := e.exec(ctx, tx, `UPDATE kdb_pending SET delivery_time = ?, delivery_count = delivery_count + 1
+				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, now, s.sid, grp, id.Ms, id.Seq); err != nil {
 				return err
 			}
 		}

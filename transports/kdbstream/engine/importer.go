@@ -108,8 +108,8 @@ func (e *Engine) ImportState(ctx context.Context, stream string, st StreamState)
 		now := e.nowMs()
 		for _, g := range st.Groups {
 			gr := &group{name: g.Name, last: g.LastDeliveredID, entriesRead: g.EntriesRead}
-			if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_groups (sid, name, last_ms, last_seq, entries_read) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (sid, name) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, entries_read = excluded.entries_read`),
+			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_groups (sid, name, last_ms, last_seq, entries_read) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (sid, name) DO UPDATE SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, entries_read = excluded.entries_read`,
 				s.sid, g.Name, g.LastDeliveredID.Ms, g.LastDeliveredID.Seq, gr.readArg()); err != nil {
 				return err
 			}
@@ -122,17 +122,17 @@ func (e *Engine) ImportState(ctx context.Context, stream string, st StreamState)
 				if i > 0 && names[i-1] == c {
 					continue
 				}
-				if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, -1)
-					ON CONFLICT (sid, grp, name) DO NOTHING`), s.sid, g.Name, c, now); err != nil {
+				if _, err := e.exec(ctx, tx, `INSERT INTO kdb_consumers (sid, grp, name, seen_time, active_time) VALUES (?, ?, ?, ?, -1)
+					ON CONFLICT (sid, grp, name) DO NOTHING`, s.sid, g.Name, c, now); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.ExecContext(ctx, e.q(`DELETE FROM kdb_pending WHERE sid = ? AND grp = ?`), s.sid, g.Name); err != nil {
+			if _, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ?`, s.sid, g.Name); err != nil {
 				return err
 			}
 			for _, p := range g.Pending {
-				if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
-					VALUES (?, ?, ?, ?, ?, ?, ?)`), s.sid, g.Name, p.ID.Ms, p.ID.Seq, p.Consumer, now-p.Idle.Milliseconds(), p.Deliveries); err != nil {
+				if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+					VALUES (?, ?, ?, ?, ?, ?, ?)`, s.sid, g.Name, p.ID.Ms, p.ID.Seq, p.Consumer, now-p.Idle.Milliseconds(), p.Deliveries); err != nil {
 					return err
 				}
 			}

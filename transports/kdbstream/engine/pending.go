@@ -36,6 +36,20 @@ func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (i
 func (e *Engine) deletePending(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, error) {
 	const chunk = 100
 	var total int64
+	if !e.pg {
+		for _, id := range ids {
+			res, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, sid, grp, id.Ms, id.Seq)
+			if err != nil {
+				return 0, err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return 0, err
+			}
+			total += n
+		}
+		return total, nil
+	}
 	for len(ids) > 0 {
 		k := min(len(ids), chunk)
 		var b strings.Builder
@@ -85,7 +99,7 @@ func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (Pendi
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, e.q(`SELECT consumer, COUNT(*) FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer`), s.sid, grp)
+		rows, err := e.query(ctx, tx, `SELECT consumer, COUNT(*) FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer`, s.sid, grp)
 		if err != nil {
 			return err
 		}
@@ -106,11 +120,11 @@ func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (Pendi
 		if ps.Count == 0 {
 			return nil
 		}
-		if err := tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms, seq LIMIT 1`), s.sid, grp).
+		if err := e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms, seq LIMIT 1`, s.sid, grp).
 			Scan(&ps.Min.Ms, &ps.Min.Seq); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms DESC, seq DESC LIMIT 1`), s.sid, grp).
+		return e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms DESC, seq DESC LIMIT 1`, s.sid, grp).
 			Scan(&ps.Max.Ms, &ps.Max.Seq)
 	})
 	return ps, err
@@ -154,7 +168,7 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		}
 		now := e.nowMs()
 		q := `SELECT ms, seq, consumer, delivery_time, delivery_count FROM kdb_pending
-			WHERE sid = ? AND grp = ? AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?))`
+			WHERE sid = ? AND grp = ? AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?))`
 		args := []any{s.sid, grp, start.Ms, start.Ms, start.Seq, end.Ms, end.Ms, end.Seq}
 		if pq.Consumer != "" {
 			q += ` AND consumer = ?`
@@ -166,7 +180,7 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		}
 		q += ` ORDER BY ms, seq LIMIT ?`
 		args = append(args, pq.Count)
-		rows, err := tx.QueryContext(ctx, e.q(q), args...)
+		rows, err := e.query(ctx, tx, (q), args...)
 		if err != nil {
 			return err
 		}

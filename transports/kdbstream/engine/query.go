@@ -39,8 +39,8 @@ func (e *Engine) XRange(ctx context.Context, stream, start, end string, count in
 		if err != nil || s == nil || to.Less(from) {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, e.q(`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ?
-			AND (ms > ? OR (ms = ? AND seq >= ?)) AND (ms < ? OR (ms = ? AND seq <= ?)) ORDER BY ms, seq LIMIT ?`),
+		rows, err := e.query(ctx, tx, `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ?
+			AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms, seq LIMIT ?`,
 			s.sid, from.Ms, from.Ms, from.Seq, to.Ms, to.Ms, to.Seq, count)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (e *Engine) XDel(ctx context.Context, stream string, ids ...string) (int64,
 			return err
 		}
 		for _, id := range parsed {
-			res, err := tx.ExecContext(ctx, e.q(`DELETE FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`), s.sid, id.Ms, id.Seq)
+			res, err := e.exec(ctx, tx, `DELETE FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`, s.sid, id.Ms, id.Seq)
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func (e *Engine) XInfoStream(ctx context.Context, stream string) (StreamInfo, er
 			return errNoSuchKey
 		}
 		si = StreamInfo{Length: s.length, LastGeneratedID: s.last, MaxDeletedEntryID: s.maxDel, EntriesAdded: s.added, RecordedFirstID: s.first}
-		if err := tx.QueryRowContext(ctx, e.q(`SELECT COUNT(*) FROM kdb_groups WHERE sid = ?`), s.sid).Scan(&si.Groups); err != nil {
+		if err := e.queryRow(ctx, tx, `SELECT COUNT(*) FROM kdb_groups WHERE sid = ?`, s.sid).Scan(&si.Groups); err != nil {
 			return err
 		}
 		if s.length == 0 {
@@ -135,7 +135,7 @@ func (e *Engine) XInfoStream(ctx context.Context, stream string) (StreamInfo, er
 			order string
 			dst   **Entry
 		}{{"ms, seq", &si.FirstEntry}, {"ms DESC, seq DESC", &si.LastEntry}} {
-			rows, err := tx.QueryContext(ctx, e.q(`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? ORDER BY `+q.order+` LIMIT 1`), s.sid)
+			rows, err := e.query(ctx, tx, (`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? ORDER BY `+q.order+` LIMIT 1`), s.sid)
 			if err != nil {
 				return err
 			}
@@ -174,10 +174,10 @@ func (e *Engine) XInfoGroups(ctx context.Context, stream string) ([]GroupInfo, e
 		if s == nil {
 			return errNoSuchKey
 		}
-		rows, err := tx.QueryContext(ctx, e.q(`SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
+		rows, err := e.query(ctx, tx, `SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
 			(SELECT COUNT(*) FROM kdb_consumers c WHERE c.sid = g.sid AND c.grp = g.name),
 			(SELECT COUNT(*) FROM kdb_pending p WHERE p.sid = g.sid AND p.grp = g.name)
-			FROM kdb_groups g WHERE g.sid = ?`), s.sid)
+			FROM kdb_groups g WHERE g.sid = ?`, s.sid)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 	if s != nil || err != nil || !create {
 		return s, err
 	}
-	if _, err := tx.ExecContext(ctx, e.q(`INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`), name); err != nil {
+	if _, err := e.exec(ctx, tx, `INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return nil, err
 	}
 	return e.selectStream(ctx, tx, name)
@@ -33,7 +33,7 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 
 func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
 	s := &stream{name: name}
-	err := tx.QueryRowContext(ctx, e.q(`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
+	err := e.queryRow(ctx, tx, (`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
 		FROM kdb_streams WHERE name = ?`+e.forUpdate()), name).
 		Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -43,8 +43,8 @@ func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*st
 }
 
 func (e *Engine) saveStream(ctx context.Context, tx *sql.Tx, s *stream) error {
-	_, err := tx.ExecContext(ctx, e.q(`UPDATE kdb_streams SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?,
-		maxdel_ms = ?, maxdel_seq = ?, length = ?, entries_added = ? WHERE id = ?`),
+	_, err := e.exec(ctx, tx, `UPDATE kdb_streams SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?,
+		maxdel_ms = ?, maxdel_seq = ?, length = ?, entries_added = ? WHERE id = ?`,
 		s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid)
 	return err
 }
@@ -55,14 +55,14 @@ func (e *Engine) refreshFirst(ctx context.Context, tx *sql.Tx, s *stream) error 
 		s.first = ID{}
 		return nil
 	}
-	return tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1`), s.sid).
+	return e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1`, s.sid).
 		Scan(&s.first.Ms, &s.first.Seq)
 }
 
 // entryExists reports whether id is still in the stream.
 func (e *Engine) entryExists(ctx context.Context, tx *sql.Tx, sid int64, id ID) (bool, error) {
 	var one int
-	err := tx.QueryRowContext(ctx, e.q(`SELECT 1 FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`), sid, id.Ms, id.Seq).Scan(&one)
+	err := e.queryRow(ctx, tx, `SELECT 1 FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`, sid, id.Ms, id.Seq).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -72,7 +72,7 @@ func (e *Engine) entryExists(ctx context.Context, tx *sql.Tx, sid int64, id ID) 
 // entryFields returns an entry's fields, or nil, false when it was deleted.
 func (e *Engine) entryFields(ctx context.Context, tx *sql.Tx, sid int64, id ID) ([]string, bool, error) {
 	var b []byte
-	err := tx.QueryRowContext(ctx, e.q(`SELECT fields FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`), sid, id.Ms, id.Seq).Scan(&b)
+	err := e.queryRow(ctx, tx, `SELECT fields FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`, sid, id.Ms, id.Seq).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}

@@ -91,7 +91,7 @@ func (e *Engine) trim(ctx context.Context, tx *sql.Tx, s *stream, t *Trim) (int6
 		if limit > 0 && n > limit {
 			n = limit
 		}
-		if err := tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1 OFFSET ?`),
+		if err := e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1 OFFSET ?`,
 			s.sid, n-1).Scan(&bound.Ms, &bound.Seq); err != nil {
 			return 0, err
 		}
@@ -103,7 +103,7 @@ func (e *Engine) trim(ctx context.Context, tx *sql.Tx, s *stream, t *Trim) (int6
 		bound = p
 		if limit > 0 {
 			var lb ID
-			err := tx.QueryRowContext(ctx, e.q(`SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1 OFFSET ?`),
+			err := e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_entries WHERE sid = ? ORDER BY ms, seq LIMIT 1 OFFSET ?`,
 				s.sid, limit-1).Scan(&lb.Ms, &lb.Seq)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return 0, err
@@ -113,7 +113,7 @@ func (e *Engine) trim(ctx context.Context, tx *sql.Tx, s *stream, t *Trim) (int6
 			}
 		}
 	}
-	res, err := tx.ExecContext(ctx, e.q(`DELETE FROM kdb_entries WHERE sid = ? AND (ms < ? OR (ms = ? AND seq <= ?))`),
+	res, err := e.exec(ctx, tx, `DELETE FROM kdb_entries WHERE sid = ? AND (ms <= ? AND (ms < ? OR seq <= ?))`,
 		s.sid, bound.Ms, bound.Ms, bound.Seq)
 	if err != nil {
 		return 0, err
