@@ -45,7 +45,9 @@ By default it starts at the end ($) and follows; --from 0 starts at the beginnin
   hub tail --redis redis://127.0.0.1:6379/0 --stream koder:events:id
   hub tail --kdb postgres://hub@db/hub --stream events.user`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runTail(cmd.Context(), env, f, cmd.Flags().Changed("redis")) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTail(cmd.Context(), env, f, cmd.Flags().Changed("redis"))
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.stream, "stream", "s", "events", "stream key")
