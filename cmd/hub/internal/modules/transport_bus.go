@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,9 +31,10 @@ const (
 type BusTransport struct {
 	// Bus is "redis" or "kdb-stream". Default $KODER_EVENT_BUS, else redis.
 	Bus string `yaml:"bus"`
-	// URL is the Redis URL (default $KODER_REDIS_URL) or the kdbstream URL (default the
-	// config's store), depending on the bus.
-	URL string `yaml:"url"`
+	// RedisURL is the Redis bus's URL. Default $KODER_REDIS_URL.
+	RedisURL string `yaml:"redis_url"`
+	// KDBURL is the kdbstream bus's database URL. Default the config's store.
+	KDBURL string `yaml:"kdb_url"`
 	// Service, Naming, Stream, MaxLen, MinIDAge: as both stream transports.
 	Service  string        `yaml:"service"`
 	Naming   string        `yaml:"naming"`
@@ -57,9 +59,9 @@ func (m *BusTransport) Provision(pc *registry.ProvisionContext) error {
 	switch m.Bus {
 	case "", BusRedis:
 		m.Bus = BusRedis
-		m.inner = &RedisTransport{URL: m.URL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+		m.inner = &RedisTransport{URL: m.RedisURL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
 	case BusKDBStream:
-		m.inner = &KDBTransport{URL: m.URL, Config: kdbstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+		m.inner = &KDBTransport{URL: m.KDBURL, Config: kdbstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
 	default:
 		return registry.Field("bus", "%q: want %s or %s (from bus: or %s)", m.Bus, BusRedis, BusKDBStream, EnvEventBus)
 	}
@@ -68,7 +70,17 @@ func (m *BusTransport) Provision(pc *registry.ProvisionContext) error {
 
 // Validate validates the resolved module.
 func (m *BusTransport) Validate() error {
-	if err := m.inner.(registry.Validator).Validate(); err != nil {
+	err := m.inner.(registry.Validator).Validate()
+	var fe *registry.FieldError
+	if errors.As(err, &fe) && fe.Key == "url" {
+		// the inner module's url is this module's redis_url or kdb_url
+		key := "redis_url"
+		if m.Bus == BusKDBStream {
+			key = "kdb_url"
+		}
+		return registry.Field(key, "bus %s: %v", m.Bus, fe.Err)
+	}
+	if err != nil {
 		return fmt.Errorf("bus %s: %w", m.Bus, err)
 	}
 	return nil
