@@ -82,6 +82,10 @@ func (e *Engine) notifyChannel() string {
 	return fmt.Sprintf("kdbstream_%016x", h.Sum64())
 }
 
+// No index on the pending list's owner: every delivery and ack writes the PEL, while
+// only a consumer's restart (re-reading its own pending entries) and XPENDING's
+// consumer filter read it by owner, over a list bounded by the work in flight. One
+// B-tree per PEL write instead of two was worth a third of the consumer's CPU.
 var ddlSQLite = []string{
 	`CREATE TABLE IF NOT EXISTS kdb_streams (
 		id INTEGER PRIMARY KEY,
@@ -106,7 +110,6 @@ var ddlSQLite = []string{
 		sid INTEGER NOT NULL, grp TEXT NOT NULL, ms INTEGER NOT NULL, seq INTEGER NOT NULL,
 		consumer TEXT NOT NULL, delivery_time INTEGER NOT NULL, delivery_count INTEGER NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq)) WITHOUT ROWID`,
-	`CREATE INDEX IF NOT EXISTS kdb_pending_owner ON kdb_pending (sid, grp, consumer, ms, seq)`,
 }
 
 var ddlPostgres = []string{
@@ -133,7 +136,6 @@ var ddlPostgres = []string{
 		sid BIGINT NOT NULL, grp TEXT NOT NULL, ms BIGINT NOT NULL, seq BIGINT NOT NULL,
 		consumer TEXT NOT NULL, delivery_time BIGINT NOT NULL, delivery_count BIGINT NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq))`,
-	`CREATE INDEX IF NOT EXISTS kdb_pending_owner ON kdb_pending (sid, grp, consumer, ms, seq)`,
 }
 
 func (e *Engine) migrate(ctx context.Context) error {

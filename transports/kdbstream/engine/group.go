@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -205,6 +204,7 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 		if err := e.touchConsumer(ctx, tx, s.sid, grp, consumer, now, true); err != nil {
 			return err
 		}
+		prev := g.last
 		for _, en := range entries {
 			// Redis's entries_read bookkeeping (t_stream.c streamReplyWithRange).
 			if g.entriesRead >= 0 && !s.hasTombstones(en.ID) {
@@ -218,7 +218,7 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 			return err
 		}
 		if !noack {
-			if err := e.upsertPending(ctx, tx, s.sid, grp, consumer, now, entries); err != nil {
+			if err := e.upsertPending(ctx, tx, s.sid, grp, consumer, now, prev, g.last); err != nil {
 				return err
 			}
 		}
@@ -232,40 +232,18 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 	return res, err
 }
 
-// upsertPending adds new PEL entries; an id already pending (the group's last id was
-// moved back) is reassigned with a count of 1, as Redis does.
-func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, entries []Entry) error {
-	const upsert = ` ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
-			delivery_time = excluded.delivery_time, delivery_count = 1`
-	if !e.pg {
-		for _, en := range entries {
-			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count) VALUES (?,?,?,?,?,?,1)`+upsert,
-				sid, grp, en.ID.Ms, en.ID.Seq, consumer, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	const chunk = 100
-	for len(entries) > 0 {
-		n := min(len(entries), chunk)
-		var b strings.Builder
-		b.WriteString(`INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count) VALUES `)
-		args := make([]any, 0, 7*n)
-		for i, en := range entries[:n] {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(`(?,?,?,?,?,?,1)`)
-			args = append(args, sid, grp, en.ID.Ms, en.ID.Seq, consumer, now)
-		}
-		b.WriteString(upsert)
-		if _, err := tx.ExecContext(ctx, e.q(b.String()), args...); err != nil {
-			return err
-		}
-		entries = entries[n:]
-	}
-	return nil
+// upsertPending adds the entries with prev < id <= last (the ones just read) to the
+// PEL in one INSERT ... SELECT, whatever their number; an id already pending (the
+// group's last id was moved back) is reassigned with a count of 1, as Redis does.
+// ("WHERE true" lets SQLite parse ON CONFLICT after a SELECT.)
+func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, prev, last ID) error {
+	_, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+		SELECT sid, ?, ms, seq, ?, ?, 1 FROM kdb_entries WHERE true AND sid = ?
+			AND (ms >= ? AND (ms > ? OR seq > ?)) AND (ms <= ? AND (ms < ? OR seq <= ?))
+		ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
+			delivery_time = excluded.delivery_time, delivery_count = 1`,
+		grp, consumer, now, sid, prev.Ms, prev.Ms, prev.Seq, last.Ms, last.Ms, last.Seq)
+	return err
 }
 
 // readHistory serves a consumer's own pending entries with ids > after: each re-read

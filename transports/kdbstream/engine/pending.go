@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -32,49 +33,37 @@ func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (i
 	return n, err
 }
 
-// deletePending removes ids from a group's PEL in chunks of one statement each.
+// deletePending removes ids from a group's PEL with one constant statement (no
+// per-call parsing, one round trip): the ids travel as two arrays, unnest()ed on
+// PostgreSQL and json_each()ed on SQLite.
 func (e *Engine) deletePending(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, error) {
-	const chunk = 100
-	var total int64
-	if !e.pg {
-		for _, id := range ids {
-			res, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, sid, grp, id.Ms, id.Seq)
-			if err != nil {
-				return 0, err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return 0, err
-			}
-			total += n
+	var res sql.Result
+	var err error
+	if e.pg {
+		ms := make([]int64, len(ids))
+		seq := make([]int64, len(ids))
+		for i, id := range ids {
+			ms[i], seq[i] = id.Ms, id.Seq
 		}
-		return total, nil
-	}
-	for len(ids) > 0 {
-		k := min(len(ids), chunk)
+		res, err = tx.ExecContext(ctx, `DELETE FROM kdb_pending WHERE sid = $1 AND grp = $2
+			AND (ms, seq) IN (SELECT * FROM unnest($3::bigint[], $4::bigint[]))`, sid, grp, ms, seq)
+	} else {
 		var b strings.Builder
-		b.WriteString(`DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND (`)
-		args := []any{sid, grp}
-		for i, id := range ids[:k] {
+		b.WriteByte('[')
+		for i, id := range ids {
 			if i > 0 {
-				b.WriteString(` OR `)
+				b.WriteByte(',')
 			}
-			b.WriteString(`(ms = ? AND seq = ?)`)
-			args = append(args, id.Ms, id.Seq)
+			fmt.Fprintf(&b, "[%d,%d]", id.Ms, id.Seq)
 		}
-		b.WriteByte(')')
-		res, err := tx.ExecContext(ctx, e.q(b.String()), args...)
-		if err != nil {
-			return 0, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return 0, err
-		}
-		total += n
-		ids = ids[k:]
+		b.WriteByte(']')
+		res, err = e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ?
+			AND (ms, seq) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`, sid, grp, b.String())
 	}
-	return total, nil
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // PendingSummary is XPENDING's summary form.

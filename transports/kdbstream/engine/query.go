@@ -135,7 +135,7 @@ func (e *Engine) XInfoStream(ctx context.Context, stream string) (StreamInfo, er
 			order string
 			dst   **Entry
 		}{{"ms, seq", &si.FirstEntry}, {"ms DESC, seq DESC", &si.LastEntry}} {
-			rows, err := e.query(ctx, tx, (`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? ORDER BY `+q.order+` LIMIT 1`), s.sid)
+			rows, err := e.query(ctx, tx, (`SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? ORDER BY ` + q.order + ` LIMIT 1`), s.sid)
 			if err != nil {
 				return err
 			}
