@@ -90,8 +90,10 @@ func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, 
 		return nil
 	case resp.StatusCode == http.StatusNotFound:
 		return exitf(ExitNotFound, "admin API: %s", resp.Status)
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+	case resp.StatusCode == http.StatusUnauthorized:
 		return exitf(ExitDenied, "admin API: %s (check --token / HUB_ADMIN_TOKEN)", resp.Status)
+	case resp.StatusCode == http.StatusForbidden:
+		return exitf(ExitDenied, "admin API: %s", resp.Status)
 	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusNotImplemented:
 		return exitf(ExitUnavailable, "admin API: %s", resp.Status)
 	case resp.StatusCode/100 == 4:
