@@ -95,7 +95,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, Problem{Type: ProblemTypeBase + "too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge, Detail: err.Error()})
 			return
 		}
-		writeInvalid(w, fieldErrors(err, -1))
+		fes := fieldErrors(err, -1)
+		if h.Validator != nil {
+			fes = append(fes, dataProblems(r.Header, body, h.Validator)...)
+		}
+		writeInvalid(w, fes)
 		return
 	}
 	if len(evs) == 0 {

@@ -165,6 +165,20 @@ func TestIngress(t *testing.T) {
 		}
 	})
 
+	t.Run("EnvelopeAndDataProblemsTogether", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		body := strings.Replace(strings.Replace(validErased, `"tenantid":"acme",`, ``, 1), `"erasure_id":"e1",`, ``, 1)
+		w, p := post(t, b.handler, ContentTypeStructured, nil, body)
+		if got := strings.Join(pointers(p), " "); w.Code != http.StatusBadRequest || got != "/tenantid /data/erasure_id" {
+			t.Errorf("status %d pointers %q", w.Code, got)
+		}
+		w, p = post(t, b.handler, ContentTypeBatch, nil, "["+validErased+","+body+"]")
+		if got := strings.Join(pointers(p), " "); w.Code != http.StatusBadRequest || got != "/1/tenantid /1/data/erasure_id" {
+			t.Errorf("batch: status %d pointers %q", w.Code, got)
+		}
+	})
+
 	t.Run("BatchProblemsCarryTheIndex", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
