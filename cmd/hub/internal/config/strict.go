@@ -245,3 +245,40 @@ func knownKeys(m map[string]reflect.Type) string {
 	sort.Strings(ks)
 	return strings.Join(ks, ", ")
 }
+
+// Keys lists the YAML keys a struct value accepts (what strict decoding allows), with
+// the Go type of each, sorted: `hub modules --keys` prints them.
+func Keys(v any) [][2]string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	fs := yamlFields(t)
+	out := make([][2]string, 0, len(fs))
+	for k, ft := range fs {
+		out = append(out, [2]string{k, typeName(ft)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "duration"
+	case t.Kind() == reflect.Pointer:
+		return typeName(t.Elem())
+	case t.Kind() == reflect.Slice:
+		return "[" + typeName(t.Elem()) + "]"
+	case t.Kind() == reflect.Struct:
+		return "mapping"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int32 || t.Kind() == reflect.Int64:
+		return "int"
+	case t.Kind() == reflect.Float64:
+		return "float"
+	}
+	return t.Kind().String()
+}

@@ -2,6 +2,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/hub"
@@ -23,7 +24,14 @@ func (*RabbitTransport) HubModule() registry.Info {
 }
 
 // Validate runs the library's checks on a copy with its defaults, so lint agrees with New.
-func (m *RabbitTransport) Validate() error { return validateRabbit(m.Config) }
+func (m *RabbitTransport) Validate() error {
+	err := validateRabbit(m.Config)
+	if m.Queue != "" {
+		// The transport publishes to the exchange; queues belong to consumers.
+		err = errors.Join(err, registry.Field("queue", "a transport publishes to the exchange; consume a queue with a source of type rabbitmq"))
+	}
+	return err
+}
 
 // Open connects and declares the exchange.
 func (m *RabbitTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
