@@ -94,13 +94,8 @@ func (e *Engine) DeadLetter(ctx context.Context, src, grp, id, dlqStream string,
 		if err := e.insertEntries(ctx, tx, []pendingRow{{d.sid, nid, encodeFields(fields)}}); err != nil {
 			return err
 		}
-		if err := e.saveStream(ctx, tx, d); err != nil {
+		if err := e.saveStreamNotify(ctx, tx, d); err != nil {
 			return err
-		}
-		if e.pg {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, e.notifyChannel(), dlqStream); err != nil {
-				return err
-			}
 		}
 		if s := locked[src]; s != nil {
 			_, err = e.deletePending(ctx, tx, s.sid, grp, []ID{pid})

@@ -49,6 +49,20 @@ func (e *Engine) saveStream(ctx context.Context, tx *sql.Tx, s *stream) error {
 	return err
 }
 
+// saveStreamNotify is saveStream after an append: on PostgreSQL the same statement
+// queues the NOTIFY that wakes blocked readers in other processes (sent at commit),
+// which saves a round trip per group commit.
+func (e *Engine) saveStreamNotify(ctx context.Context, tx *sql.Tx, s *stream) error {
+	if !e.pg {
+		return e.saveStream(ctx, tx, s)
+	}
+	_, err := tx.ExecContext(ctx, `WITH u AS (UPDATE kdb_streams SET last_ms = $1, last_seq = $2, first_ms = $3, first_seq = $4,
+		maxdel_ms = $5, maxdel_seq = $6, length = $7, entries_added = $8 WHERE id = $9 RETURNING name)
+		SELECT pg_notify($10, name) FROM u`,
+		s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, e.notifyChannel())
+	return err
+}
+
 // refreshFirst recomputes the first entry id after deletions.
 func (e *Engine) refreshFirst(ctx context.Context, tx *sql.Tx, s *stream) error {
 	if s.length == 0 {

@@ -218,13 +218,8 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 			continue
 		}
 		touched = append(touched, n)
-		if err := e.saveStream(ctx, tx, streams[n]); err != nil {
+		if err := e.saveStreamNotify(ctx, tx, streams[n]); err != nil {
 			return nil, err
-		}
-		if e.pg {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, e.notifyChannel(), n); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return touched, nil
