@@ -1,0 +1,95 @@
+package kdbstream
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/streams/streamtest"
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
+)
+
+func TestR6_PublisherTrims(t *testing.T) {
+	t.Parallel()
+	for _, db := range databases {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			eng := openEngine(t, db)
+			ctx := testenv.Context(t, time.Minute)
+			t.Run("MaxLenApprox", func(t *testing.T) {
+				tr, err := New(eng, Config{Stream: "trim.maxlen", MaxLen: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 5; i++ {
+					evs := make([]*cloudevent.Event, 100)
+					for j := range evs {
+						evs[j] = streamtest.NewEvent(t, "user.updated", fmt.Sprint(j))
+					}
+					if err := tr.Send(ctx, evs); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n, err := eng.XLen(ctx, "trim.maxlen")
+				if err != nil || n < 50 || n >= 150 {
+					t.Fatalf("XLEN = %d (%v) after 500 appends with MAXLEN ~ 50", n, err)
+				}
+			})
+			t.Run("MinIDAge", func(t *testing.T) {
+				// An entry from a day ago, then a Send with a 1h age limit trims it.
+				old := fmt.Sprintf("%d-0", time.Now().Add(-24*time.Hour).UnixMilli())
+				if _, _, err := eng.XAdd(ctx, engine.Add{Stream: "trim.age", ID: old, Values: []string{"k", "v"}}); err != nil {
+					t.Fatal(err)
+				}
+				tr, err := New(eng, Config{Stream: "trim.age", MinIDAge: time.Hour})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tr.Send(ctx, []*cloudevent.Event{streamtest.NewEvent(t, "user.updated", "u")}); err != nil {
+					t.Fatal(err)
+				}
+				es, err := eng.XRange(ctx, "trim.age", "-", "+", 0)
+				if err != nil || len(es) != 1 || es[0].ID.String() == old {
+					t.Fatalf("entries after the age trim: %v (%v); want only the new one", es, err)
+				}
+			})
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	eng := openEngine(t, engine.DriverSQLite)
+	for name, cfg := range map[string]Config{
+		"NoStreamSource": {},
+		"TwoSources":     {Service: "id", Stream: "x"},
+		"BadService":     {Service: "Not A Service"},
+		"ReservedPrefix": {Stream: "koder:events:"},
+		"BadNaming":      {Naming: "weird"},
+		"NegativeAge":    {Stream: "x", MinIDAge: -time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := New(eng, cfg); hub.Code(err) != hub.InvalidArgument {
+				t.Fatalf("New(%+v) = %v, want InvalidArgument", cfg, err)
+			}
+		})
+	}
+	t.Run("SendAfterCloseAndUnknownCategory", func(t *testing.T) {
+		tr, err := New(eng, Config{Naming: NamingCategory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := streamtest.NewEvent(t, "dlq.something", "u")
+		if err := tr.Send(context.Background(), []*cloudevent.Event{ev}); hub.Code(err) != hub.InvalidArgument {
+			t.Fatalf("Send of a type naming the DLQ category: %v, want InvalidArgument", err)
+		}
+		_ = tr.Close()
+		if err := tr.Send(context.Background(), []*cloudevent.Event{ev}); hub.Code(err) != hub.FailedPrecondition {
+			t.Fatalf("Send after Close: %v, want FailedPrecondition", err)
+		}
+	})
+}
