@@ -29,6 +29,8 @@ func (e *Engine) openSQLite(ctx context.Context) error {
 	q.Add("_pragma", "synchronous("+strings.ToUpper(e.cfg.Synchronous)+")")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", DefaultBusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(OFF)")
+	q.Add("_pragma", "cache_size(-32768)") // 32 MiB: the hot tail of the stream and the PEL stay cached
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
