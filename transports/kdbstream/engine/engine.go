@@ -125,6 +125,7 @@ type Engine struct {
 	ready   bool
 
 	stmts      stmtCache
+	fullReads  sync.Map   // stream\x00group\x00consumer whose last ">" read filled COUNT
 	txMu       sync.Mutex // SQLite: one transaction at a time, with its synchronous mode
 	sqliteSync string     // the synchronous pragma the connection runs with now
 }

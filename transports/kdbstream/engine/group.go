@@ -145,10 +145,18 @@ func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id str
 		wake := e.waiters.wait(stream)
 		var res ReadResult
 		var err error
-		if e.nothingNew(ctx, stream, grp) {
+		// After a full batch more entries are likely waiting: skip the unlocked look.
+		key := stream + "\x00" + grp + "\x00" + consumer
+		_, full := e.fullReads.Load(key)
+		if !full && e.nothingNew(ctx, stream, grp) {
 			res.Nil = true
 		} else {
 			res, err = e.readNew(ctx, stream, grp, consumer, count, noack)
+		}
+		if count > 0 && int64(len(res.Entries)) == count {
+			e.fullReads.Store(key, struct{}{})
+		} else if full {
+			e.fullReads.Delete(key)
 		}
 		if err != nil || !res.Nil || block < 0 {
 			return res, err
