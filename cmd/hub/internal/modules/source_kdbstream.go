@@ -41,6 +41,11 @@ func (m *KDBSource) Provision(pc *registry.ProvisionContext) error {
 	if m.URL == "" && !shared.HasStore(pc.Store) {
 		return registry.Field("url", "required without a store (%v)", shared.ErrNoStore)
 	}
+	if m.DefaultSource == "" {
+		// An entry written by hand as in seed 000 has no source; CloudEvents needs one,
+		// and the stream it came from is the honest answer.
+		m.DefaultSource = m.Stream
+	}
 	return nil
 }
 

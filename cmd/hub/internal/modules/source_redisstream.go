@@ -40,6 +40,11 @@ func (m *RedisSource) Provision(pc *registry.ProvisionContext) error {
 	if m.URL == "" {
 		m.URL = pc.Getenv(redisstream.EnvURL)
 	}
+	if m.DefaultSource == "" {
+		// An entry written by hand as in seed 000 has no source; CloudEvents needs one,
+		// and the stream it came from is the honest answer.
+		m.DefaultSource = m.Stream
+	}
 	return nil
 }
 
