@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -199,7 +200,7 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 			dirty[a.Stream] = true
 			rows = append(rows, pendingRow{s.sid, id, encodeFields(a.Values)})
 			r.res[i].ID = id
-			if a.Trim != nil {
+			if a.Trim != nil && trimDue(s, a.Trim) {
 				if err := flush(); err != nil {
 					return nil, err
 				}
@@ -209,10 +210,17 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 			}
 		}
 	}
+	var touched []string
+	if e.pg && len(dirty) == 1 && len(rows) > 0 && len(rows) <= insertChunk {
+		// The usual publisher batch (one stream, no trim due): entries, stream row and
+		// NOTIFY in one statement, one round trip fewer per commit.
+		for n := range dirty {
+			return []string{n}, e.insertAndSave(ctx, tx, rows, streams[n])
+		}
+	}
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	var touched []string
 	for _, n := range names {
 		if !dirty[n] {
 			continue
@@ -238,7 +246,7 @@ func (e *Engine) insertEntries(ctx context.Context, tx *sql.Tx, rows []pendingRo
 		}
 		return nil
 	}
-	const chunk = 200
+	const chunk = insertChunk
 	for len(rows) > 0 {
 		n := min(len(rows), chunk)
 		var b strings.Builder
@@ -302,4 +310,41 @@ func nextID(s *stream, spec string, now int64) (ID, error) {
 		return ID{}, errIDTooSmall
 	}
 	return id, nil
+}
+
+// insertChunk is the most rows one multi-row INSERT carries on PostgreSQL.
+const insertChunk = 200
+
+// insertAndSave is insertEntries + saveStreamNotify as one PostgreSQL statement.
+func (e *Engine) insertAndSave(ctx context.Context, tx *sql.Tx, rows []pendingRow, s *stream) error {
+	var b strings.Builder
+	b.WriteString(`WITH ins AS (INSERT INTO kdb_entries (sid, ms, seq, fields) VALUES `)
+	args := make([]any, 0, 4*len(rows)+10)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "($%d,$%d,$%d,$%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
+		args = append(args, r.sid, r.id.Ms, r.id.Seq, r.fields)
+	}
+	n := len(args)
+	fmt.Fprintf(&b, `), u AS (UPDATE kdb_streams SET last_ms = $%d, last_seq = $%d, first_ms = $%d, first_seq = $%d,
+		maxdel_ms = $%d, maxdel_seq = $%d, length = $%d, entries_added = $%d WHERE id = $%d RETURNING name)
+		SELECT pg_notify($%d, name) FROM u`, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
+	args = append(args, s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, e.notifyChannel())
+	_, err := tx.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+// trimDue reports whether t would remove anything from s now (checked in memory, so a
+// batch whose "~" trim has nothing to do costs no statement).
+func trimDue(s *stream, t *Trim) bool {
+	if t.MinID {
+		return s.length > 0 && s.first.Less(t.Min)
+	}
+	over := s.length - t.MaxLen
+	if t.Approx {
+		return over >= approxSlack
+	}
+	return over > 0
 }
