@@ -152,6 +152,8 @@ func TestLintLineNumbers(t *testing.T) {
 				`6:19: routes[0].to[2]: transport "r" listed twice`,
 				`7:15: routes[0].delivery: unknown delivery "later"`,
 			}},
+		{"SameTargetTwice", "transports:\n  r: {type: redisstream}\nroutes:\n  - {pattern: 'a.#', to: r}\n  - {pattern: 'a.#', to: [r]}\n",
+			[]string{`5:26: routes[1].to: routes[0] already sends "a.#" to "r"`}},
 		{"MissingPatternLocatedAtRoute", "transports:\n  r: {type: redisstream}\nroutes:\n  - to: r\n",
 			[]string{`4:5: routes[0].pattern: required`}},
 		{"RetryIsForDirectRoutes", "store: {sqlite: a.db}\ntransports:\n  r: {type: redisstream}\nroutes:\n  - pattern: '#'\n    to: r\n    delivery: outbox\n    retry: {attempts: 5}\n",

@@ -69,6 +69,7 @@ func (f *File) validate() Problems {
 			ps = append(ps, f.Problem(p+".major", "must not be negative"))
 		}
 	}
+	targets := map[string]int{} // "<transport>:<pattern>" -> first route index
 	for i, r := range c.Routes {
 		p := fmt.Sprintf("routes[%d]", i)
 		if r.Pattern == "" {
@@ -90,6 +91,11 @@ func (f *File) validate() Problems {
 			}
 			if seen[name] {
 				ps = append(ps, f.Problem(tp, "transport %q listed twice", name))
+			} else if first, dup := targets[name+":"+r.Pattern]; dup {
+				// the pair names the hub route and the outbox destination: it must be unique
+				ps = append(ps, f.Problem(tp, "routes[%d] already sends %q to %q", first, r.Pattern, name))
+			} else {
+				targets[name+":"+r.Pattern] = i
 			}
 			seen[name] = true
 		}
