@@ -48,7 +48,15 @@ func Build(f *config.File, env config.Lookup, logger *slog.Logger) (*Plan, confi
 	p := &Plan{File: f, Env: env, Logger: logger}
 	var ps config.Problems
 	p.Schemas, ps = LoadSchemas(f)
+	webhooks := 0
 	for _, name := range sectionOrder(f.Config.Transports) {
+		if sec := f.Config.Transports[name]; sec.Type == "webhook" {
+			if webhooks++; webhooks > 1 {
+				// the delivery worker is registered once per ledger (one store per process)
+				ps = append(ps, at(f, valueNode(sec.Node, "type"), "transports."+name+".type", "only one webhook transport per hub: route more patterns to the first; endpoints choose their types"))
+				continue
+			}
+		}
 		m, id, mps := buildModule[registry.TransportModule](f, env, logger, registry.NSTransport, "transports", name, f.Config.Transports[name])
 		ps = append(ps, mps...)
 		if len(mps) == 0 {
