@@ -118,13 +118,8 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 			return a, fmt.Errorf("ledger: %w", err)
 		}
 	}
-	for _, s := range p.Sources {
-		if err := s.Module.Start(ctx, a.rt); err != nil {
-			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
-		}
-		a.started = append(a.started, s)
-		p.Logger.Info("source started", "name", s.Name, "module", string(s.ID))
-	}
+	// Listeners bind before intake starts, so a port in use fails the start before any
+	// event is accepted; /readyz says ready only once everything runs.
 	if cfg.Admin.AdminEnabled() {
 		if err := a.listen("admin", cfg.Admin.Listen, a.adminServer().Handler()); err != nil {
 			return a, err
@@ -134,6 +129,13 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg)); err != nil {
 			return a, err
 		}
+	}
+	for _, s := range p.Sources {
+		if err := s.Module.Start(ctx, a.rt); err != nil {
+			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
+		}
+		a.started = append(a.started, s)
+		p.Logger.Info("source started", "name", s.Name, "module", string(s.ID))
 	}
 	a.ready.Store(true)
 	p.Logger.Info("hub running", "transports", len(a.transports), "routes", len(cfg.Routes), "sources", len(a.started))
