@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+// TestE2E_PostgresStore runs the binary with its store on PostgreSQL (a schema of its
+// own): the River ledger, the outbox and kdbstream all in the database, for several hub
+// processes to share. An event posted to the ingress lands in the kdbstream stream and
+// reaches a signed webhook.
+func TestE2E_PostgresStore(t *testing.T) {
+	t.Parallel()
+	pgURL := testenv.PostgresURL(t)
+	name := testenv.Name(t)
+	schema := "e2e_" + name[len(name)-26:] // the ULID: unique, within PostgreSQL's limits
+	ctx := testenv.Context(t, 2*time.Minute)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, pgURL)
+		if err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			conn.Close(ctx)
+		}
+	})
+	dir := t.TempDir()
+	ingress, admin := freeAddr(t), freeAddr(t)
+	rc := &receiver{ids: map[string]int{}}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+store:
+  postgres: %s
+  schema: %s
+sources:
+  ingress: {type: http, listen: "%s"}
+transports:
+  events: {type: kdbstream, stream: events}
+  webhooks:
+    type: webhook
+    allow: [127.0.0.1]
+routes:
+  - {pattern: "#", to: [events, webhooks], delivery: outbox}
+admin: {listen: "%s"}
+`, pgURL, schema, ingress, admin))
+	p := startHub(t, cfg, admin)
+	rc.mu.Lock()
+	rc.secret = []byte(registerEndpoint(t, admin, "", srv.URL+"/hook"))
+	rc.mu.Unlock()
+
+	id := cloudevent.NewID()
+	if status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent(id)); err != nil || status != http.StatusAccepted {
+		t.Fatalf("POST: %d %v %s", status, err, body)
+	}
+	testenv.WaitFor(t, 30*time.Second, "the signed webhook", func() bool { return rc.has(id) })
+	testenv.WaitFor(t, 30*time.Second, "the entry in the kdbstream stream on PostgreSQL", func() bool {
+		resp, err := http.Get("http://" + admin + "/transports")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var ts []struct {
+			Name   string
+			Status struct{ Length int }
+		}
+		_ = json.Unmarshal(b, &ts)
+		for _, tr := range ts {
+			if tr.Name == "events" && tr.Status.Length == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	if code := p.stop(); code != 0 {
+		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
+	}
+}
