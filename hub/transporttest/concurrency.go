@@ -11,12 +11,12 @@ import (
 
 // TestConcurrentPublishers has N goroutines send M events each through the one
 // transport (Send is called concurrently) and checks that every event arrives.
-func TestConcurrentPublishers(t *testing.T, h Harness, _ Features) {
+func TestConcurrentPublishers(t *testing.T, h Harness, f Features) {
 	publishers, perPublisher := 8, 50
 	if testing.Short() {
 		publishers, perPublisher = 4, 10
 	}
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 
@@ -59,7 +59,7 @@ func TestBatch(t *testing.T, h Harness, f Features) {
 	if n <= 0 {
 		n = 500
 	}
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 	at, over := NewEvents(n), NewEvents(n+1)
@@ -82,12 +82,12 @@ func TestConsumerGroups(t *testing.T, h Harness, f Features) {
 		t.Skip("transport has no consumer groups (Features.ConsumerGroups is false)")
 	}
 	const n = 40
-	shared := newRecorder()
+	shared := newRecorder(f)
 	stopA := h.Consume("group-a", shared.handle)
 	defer stopA()
 	stopB := h.Consume("group-a", shared.handle)
 	defer stopB()
-	other := newRecorder()
+	other := newRecorder(f)
 	stopC := h.Consume("group-b", other.handle)
 	defer stopC()
 

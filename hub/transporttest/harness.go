@@ -71,16 +71,26 @@ type Features struct {
 	// can carry (for example, extension types flattened to strings). The round trip
 	// compares the received event with the normalized sent one. Nil: unchanged.
 	Normalize func(ev *cloudevent.Event) `yaml:"-"`
+	// Timeout, when set, replaces the package-wide Timeout for this transport's waits:
+	// for transports whose deliveries are slow by design (a ledger on SQLite under the
+	// race detector). It is doubled under CI=true like the default.
+	Timeout time.Duration
 }
 
 // Timeout bounds each wait of the suite; it is doubled under CI=true.
 var Timeout = 20 * time.Second
 
-func timeout() time.Duration {
-	if testenv.InCI() {
-		return 2 * Timeout
+func timeout() time.Duration { return Features{}.timeout() }
+
+func (f Features) timeout() time.Duration {
+	d := Timeout
+	if f.Timeout > 0 {
+		d = f.Timeout
 	}
-	return Timeout
+	if testenv.InCI() {
+		return 2 * d
+	}
+	return d
 }
 
 // check is one conformance check.

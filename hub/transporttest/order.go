@@ -14,7 +14,7 @@ func TestOrder(t *testing.T, h Harness, f Features) {
 		t.Skip("transport does not guarantee order (Features.Ordered is false)")
 	}
 	const singles, batched = 30, 30
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 
@@ -64,7 +64,7 @@ func TestPersistence(t *testing.T, h Harness, f Features) {
 	if err := h.Transport().Send(context.Background(), sent); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 	rec.waitIDs(t, "events sent before the consumer started", sent)

@@ -16,12 +16,14 @@ type recorder struct {
 	events []*cloudevent.Event
 	byID   map[string]int
 	signal chan struct{}
+	// timeout bounds each wait (Features.timeout).
+	timeout time.Duration
 	// fail, when set, decides whether the handler fails this delivery.
 	fail func(ev *cloudevent.Event, delivery int) error
 }
 
-func newRecorder() *recorder {
-	return &recorder{byID: map[string]int{}, signal: make(chan struct{}, 1)}
+func newRecorder(f Features) *recorder {
+	return &recorder{byID: map[string]int{}, signal: make(chan struct{}, 1), timeout: f.timeout()}
 }
 
 func (r *recorder) handle(_ context.Context, ev *cloudevent.Event) error {
@@ -61,7 +63,7 @@ func (r *recorder) deliveries(id string) int {
 // with what was seen after the suite's timeout.
 func (r *recorder) waitUntil(t *testing.T, what string, cond func([]*cloudevent.Event) bool) []*cloudevent.Event {
 	t.Helper()
-	deadline := time.NewTimer(timeout())
+	deadline := time.NewTimer(r.timeout)
 	defer deadline.Stop()
 	for {
 		evs := r.snapshot()
@@ -71,7 +73,7 @@ func (r *recorder) waitUntil(t *testing.T, what string, cond func([]*cloudevent.
 		select {
 		case <-r.signal:
 		case <-deadline.C:
-			t.Fatalf("timed out after %s waiting for %s: handled %d events", timeout(), what, len(evs))
+			t.Fatalf("timed out after %s waiting for %s: handled %d events", r.timeout, what, len(evs))
 		}
 	}
 }

@@ -19,7 +19,7 @@ func TestRedelivery(t *testing.T, h Harness, f Features) {
 	}
 	sent := NewEvents(3)
 	failing := sent[1].ID
-	rec := newRecorder()
+	rec := newRecorder(f)
 	rec.fail = func(ev *cloudevent.Event, delivery int) error {
 		if ev.ID == failing && delivery == 1 {
 			return errHandler
@@ -40,11 +40,11 @@ func TestRedelivery(t *testing.T, h Harness, f Features) {
 // TestDuplicateDelivery sends the same event twice (what a publisher retry after a lost
 // acknowledgement does) and checks that this is harmless: whatever arrives is acked
 // without error, an idempotent handler applies it once, and the stream keeps flowing.
-func TestDuplicateDelivery(t *testing.T, h Harness, _ Features) {
+func TestDuplicateDelivery(t *testing.T, h Harness, f Features) {
 	ctx := context.Background()
 	var applied atomic.Int32
 	seen := map[string]bool{}
-	rec := newRecorder()
+	rec := newRecorder(f)
 	rec.fail = func(ev *cloudevent.Event, delivery int) error {
 		// Called under rec.mu: the map needs no lock of its own.
 		if !seen[ev.ID] {

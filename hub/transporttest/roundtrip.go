@@ -12,7 +12,7 @@ import (
 // (after Features.Normalize) and valid. Every sent event is valid (cloudevent Validate).
 func TestRoundTrip(t *testing.T, h Harness, f Features) {
 	ctx := context.Background()
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 
@@ -54,7 +54,7 @@ func TestEmptyBatch(t *testing.T, h Harness, _ Features) {
 // TestSendDoesNotRetainBatch checks that the transport neither modifies the caller's
 // events nor reads them after Send returns (the Transport contract).
 func TestSendDoesNotRetainBatch(t *testing.T, h Harness, f Features) {
-	rec := newRecorder()
+	rec := newRecorder(f)
 	stop := h.Consume("", rec.handle)
 	defer stop()
 
