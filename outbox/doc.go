@@ -1,5 +1,5 @@
 // Package outbox is the hub's transactional outbox (O1-O4): an event bound for a
-// destination is stored as a row (a River job in the shared ledger, internal/ledger) in
+// destination is stored as a row (a River job in the shared ledger, ledger) in
 // the caller's transaction when there is one, and relay workers deliver each row to its
 // destination's hub.Transport.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/memtransport"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/outbox"
 )
 

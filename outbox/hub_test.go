@@ -6,9 +6,9 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 	"github.com/koder/eventhub/outbox"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Operations for the admin API and CLI. A row is "dead" when River discarded it (its

@@ -6,7 +6,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Lookup finds a destination's transport by the name the rows carry. It is called for
@@ -67,7 +67,7 @@ func (o *Outbox) Enqueue(ctx context.Context, items []hub.OutboxItem) error {
 
 // EnqueueTx stores the rows in the caller's transaction (O4): they are relayed only if
 // it commits, and never if it rolls back. tx is a pgx.Tx or *sql.Tx (see
-// internal/ledger for which fits which backend). An error means the rows could not be
+// ledger for which fits which backend). An error means the rows could not be
 // written; the caller must fail (roll back) its operation (O1). On PostgreSQL a failed
 // statement also aborts the caller's transaction.
 func (o *Outbox) EnqueueTx(ctx context.Context, tx any, items []hub.OutboxItem) error {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 	"github.com/koder/eventhub/outbox"
 )
 

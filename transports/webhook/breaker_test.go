@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // TestH3_Breaker walks the breaker through closed -> open -> half-open (one probe,

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // request is one request a test receiver got.

@@ -10,8 +10,8 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // TestConformance runs the shared transport suite on both ledger backends. The

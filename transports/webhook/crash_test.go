@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // The crash test re-executes this test binary as the delivering process. TestMain

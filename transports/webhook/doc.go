@@ -1,6 +1,6 @@
 // Package webhook is the hub's webhook transport (H1-H6): registered HTTP endpoints
 // receive signed CloudEvents, delivered durably through the River ledger
-// (internal/ledger) on PostgreSQL or SQLite.
+// (ledger) on PostgreSQL or SQLite.
 //
 // # Sending
 //

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/transports/webhook"
 )
 

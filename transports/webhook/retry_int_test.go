@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 func always(status int, body string) func(int, request) (int, http.Header, string) {

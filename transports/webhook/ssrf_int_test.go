@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // TestH5_DNSRebinding: the host resolves to a public address when the endpoint is

@@ -13,7 +13,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Transport delivers events to registered HTTP endpoints (H1-H6). Send fans each event

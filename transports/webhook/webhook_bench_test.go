@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // Signed deliveries per second to a local receiver: through the ledger (hub) against a

@@ -69,8 +69,8 @@ type Store struct {
 	Ledger LedgerTuning `yaml:"ledger"`
 }
 
-// LedgerTuning are the internal/ledger knobs an operator may need; zero keeps the
-// ledger's default (see internal/ledger's Default* constants).
+// LedgerTuning are the ledger knobs an operator may need; zero keeps the
+// ledger's default (see ledger's Default* constants).
 type LedgerTuning struct {
 	// FetchCooldown is the least time between fetches of one queue. Default 5ms.
 	FetchCooldown time.Duration `yaml:"fetch_cooldown"`

@@ -3,7 +3,7 @@ package config
 import (
 	"log/slog"
 
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 )
 
 // LedgerConfig is the ledger.Config of this store: dsn is the SQLite path or the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
-	"github.com/koder/eventhub/internal/ledger"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Backends lists both backends in the order Each runs them.

@@ -13,9 +13,9 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/ledger"
-	"github.com/koder/eventhub/internal/ledger/ledgertest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 type pingArgs struct {

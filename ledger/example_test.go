@@ -9,7 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/koder/eventhub/internal/ledger"
+	"github.com/koder/eventhub/ledger"
 )
 
 type exampleArgs struct {
