@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -18,7 +19,15 @@ type route struct {
 	transport     Transport
 	transportName string
 	cfg           routeConfig
-	queue         chan *cloudevent.Event // direct mode only; closed by Hub.Close
+	queue         chan queued // direct mode only; closed by Hub.Close
+}
+
+// queued is a direct-mode event and when Publish queued it: the acceptance time that
+// travels to Send (WithAcceptedAt), so transports that pick recipients at delivery time
+// (webhook, H6) do not count the time spent in the queue.
+type queued struct {
+	ev *cloudevent.Event
+	at time.Time
 }
 
 // batchKey carries a delivery's batch and state in the Watermill message's context.
@@ -46,7 +55,7 @@ func deliveryFrom(ctx context.Context) *delivery {
 // ack before taking the next: with one sender per route, order is kept. The router still
 // gives what it is good at: the middleware chain, panic safety and a drained shutdown.
 func (h *Hub) startRoute(r *route) error {
-	r.queue = make(chan *cloudevent.Event, r.cfg.queueSize)
+	r.queue = make(chan queued, r.cfg.queueSize)
 	for i := range r.cfg.concurrency {
 		name := r.cfg.name
 		if r.cfg.concurrency > 1 {
@@ -71,26 +80,46 @@ func (r *route) send(msg *message.Message) error {
 }
 
 // next blocks for one queued event, then takes whatever else is queued up to the batch
-// size. It returns nil once the queue is closed and empty.
-func (r *route) next() []*cloudevent.Event {
-	ev, ok := <-r.queue
+// size, and returns the batch with its acceptance times (one time for the batch when
+// all share it, the common case of one Publish call; else one per event id). It
+// returns nil once the queue is closed and empty.
+func (r *route) next() ([]*cloudevent.Event, accepted) {
+	q, ok := <-r.queue
 	if !ok {
-		return nil
+		return nil, accepted{}
 	}
 	batch := make([]*cloudevent.Event, 1, min(r.cfg.batchSize, 1+len(r.queue)))
-	batch[0] = ev
-	for len(batch) < r.cfg.batchSize {
-		select {
-		case ev, ok := <-r.queue:
-			if !ok {
-				return batch
+	batch[0] = q.ev
+	acc := accepted{all: q.at}
+	add := func(q queued) {
+		batch = append(batch, q.ev)
+		if acc.byID == nil && q.at.Equal(acc.all) {
+			return
+		}
+		if acc.byID == nil {
+			acc.byID = make(map[string]time.Time, cap(batch))
+			for _, ev := range batch[:len(batch)-1] {
+				acc.byID[ev.ID] = acc.all
 			}
-			batch = append(batch, ev)
-		default:
-			return batch
+		}
+		// The same event queued twice keeps its later time: re-publishing an event
+		// after an endpoint appeared reaches that endpoint (H6).
+		if t, dup := acc.byID[q.ev.ID]; !dup || q.at.After(t) {
+			acc.byID[q.ev.ID] = q.at
 		}
 	}
-	return batch
+	for len(batch) < r.cfg.batchSize {
+		select {
+		case q, ok := <-r.queue:
+			if !ok {
+				return batch, acc
+			}
+			add(q)
+		default:
+			return batch, acc
+		}
+	}
+	return batch, acc
 }
 
 // routeSubscriber is the message.Subscriber of one route sender. Watermill's contract:
@@ -123,7 +152,7 @@ func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) 
 		}
 	}()
 	for {
-		batch := r.next()
+		batch, acc := r.next()
 		if batch == nil {
 			// Report the route drained, but keep the subscription open until the router
 			// closes it: a subscription ending on its own makes Watermill close the
@@ -142,7 +171,8 @@ func (s *routeSubscriber) run(ctx context.Context, out chan<- *message.Message) 
 			continue
 		}
 		msg := message.NewMessage(batch[0].ID, nil)
-		msg.SetContext(context.WithValue(h.deliverCtx, batchKey{}, &delivery{batch: batch}))
+		ctx := context.WithValue(h.deliverCtx, acceptedKey{}, acc)
+		msg.SetContext(context.WithValue(ctx, batchKey{}, &delivery{batch: batch}))
 		select {
 		case out <- msg:
 		case <-ctx.Done():

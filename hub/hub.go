@@ -192,8 +192,8 @@ func (h *Hub) close() error {
 			if r.queue == nil { // outbox mode: nothing queued in memory
 				continue
 			}
-			for ev := range r.queue {
-				h.transportFailed(r, []*cloudevent.Event{ev}, Errorf(Canceled, "hub: closed before delivery"), 0, OutcomeDropped)
+			for q := range r.queue {
+				h.transportFailed(r, []*cloudevent.Event{q.ev}, Errorf(Canceled, "hub: closed before delivery"), 0, OutcomeDropped)
 			}
 		}
 		// In-flight sends see the cancelled context and become failure events; give that

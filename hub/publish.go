@@ -77,13 +77,14 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 		h.mu.RUnlock()
 		return Errorf(FailedPrecondition, "hub: closed during Publish; direct routes not reached")
 	}
+	at := time.Now()
 	for _, ev := range evs {
 		for _, r := range routes {
 			if r.cfg.mode != Direct || !r.pattern.Match(ev.Type) {
 				continue
 			}
 			select {
-			case r.queue <- ev:
+			case r.queue <- queued{ev: ev, at: at}:
 				h.emitted(ctx, r, ev)
 			default:
 				drops = append(drops, drop{r, ev})

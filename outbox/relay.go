@@ -40,7 +40,10 @@ func (r *relay) Work(ctx context.Context, job *river.Job[rowArgs]) error {
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("outbox: undecodable row for %q: %w", job.Args.Destination, err))
 	}
-	err = t.Send(ctx, []*cloudevent.Event{ev})
+	// The row was written when the event was published (inside the caller's
+	// transaction): that is when the hub accepted it, however late the relay works it.
+	// Transports that pick recipients at delivery time use it (webhook, H6).
+	err = t.Send(hub.WithAcceptedAt(ctx, job.CreatedAt), []*cloudevent.Event{ev})
 	if err == nil {
 		return nil
 	}

@@ -142,11 +142,15 @@ func (t *Transport) Name() string { return t.cfg.Name }
 // transaction (H1). It returns once they are durable. Re-sending an event adds no
 // delivery for an endpoint that already has one, whatever that delivery's state.
 //
-// Matching happens here, against the endpoints registered now (H6): an endpoint
-// registered after an event was sent does not receive it. The event's own time plays no
-// part, so replays and imports of old events reach today's endpoints; an event sent
-// again after a new endpoint appeared reaches that endpoint too (it was delivered after
-// the registration), while the endpoints that had it get nothing new.
+// Matching happens here (H6), against the endpoints enabled now that were registered
+// no later than the event was accepted for delivery: the time in the context
+// (hub.AcceptedAtFrom, set by the hub's direct routes and by the outbox relay from the
+// row's creation), or now when the context has none (a Send by library code). So an
+// endpoint registered while an event waited in a queue or an outbox does not receive
+// it. The event's own time plays no part, so replays and imports of old events reach
+// today's endpoints; an event published again after a new endpoint appeared reaches
+// that endpoint too (it was accepted after the registration), while the endpoints that
+// had it get nothing new.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if t.closed.Load() {
 		return hub.Errorf(hub.FailedPrecondition, "webhook: send after Close")
@@ -170,7 +174,11 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			header map[string]string
 			body   []byte
 		)
+		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		for _, ep := range eps {
+			if known && ep.CreatedAt.After(accepted) {
+				continue // registered after the event was accepted (H6)
+			}
 			if !ep.matches(ev) {
 				continue
 			}
