@@ -26,9 +26,11 @@ const (
 // minIDTrimInterval spaces out MINID trims of one stream (housekeeping, not per append).
 const minIDTrimInterval = time.Second
 
-// Config configures a Transport. It mirrors redisstream.Config field for field (minus
-// the pipelining knobs, replaced by the engine's group commit): exactly one of Namer,
-// Stream, Naming "category" or Service picks the stream of each event.
+// Config configures a Transport. Its fields are redisstream.Config's (minus the
+// pipelining knobs, replaced by the engine's group commit) with the same yaml keys, and
+// their rules are the same code (redisstream.Selection): exactly one of Namer, Stream,
+// Naming "category" or Service picks the stream of each event. The fields stay flat
+// rather than embedding Selection so that existing composite literals keep compiling.
 type Config struct {
 	// Service is the origin service: events go to "koder:events:<Service>" (R1).
 	Service string `yaml:"service"`
@@ -54,9 +56,7 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Naming == "" && c.Service != "" {
-		c.Naming = NamingService
-	}
+	c.Naming = redisstream.DefaultNaming(c.Naming, c.Service)
 	if c.MaxLen == 0 {
 		c.MaxLen = DefaultMaxLen
 	}
@@ -71,40 +71,13 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports the first invalid field by name.
+// Validate reports the first invalid field by name (the rules are the Redis
+// transport's, shared through redisstream.Selection).
 func (c *Config) Validate() error {
-	sources := 0
-	for _, set := range []bool{c.Namer != nil, c.Stream != "", c.Naming == NamingCategory, c.Naming == NamingService} {
-		if set {
-			sources++
-		}
-	}
-	switch {
-	case c.Naming != "" && c.Naming != NamingService && c.Naming != NamingCategory:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: Config.Naming must be %q or %q, got %q", NamingService, NamingCategory, c.Naming)
-	case sources == 0:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required")
-	case sources > 1:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one")
-	case c.Naming == NamingService && redisstream.ValidateService(c.Service) != nil:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: Config.Service: %v", redisstream.ValidateService(c.Service))
-	case c.Stream != "" && redisstream.ValidateStream(c.Stream) != nil:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: Config.Stream: %v", redisstream.ValidateStream(c.Stream))
-	case c.MinIDAge < 0:
-		return hub.Errorf(hub.InvalidArgument, "kdbstream: Config.MinIDAge must not be negative, got %s", c.MinIDAge)
-	}
-	return nil
+	return c.selection().Validate("kdbstream")
 }
 
-// namer resolves the naming fields into one Namer (the Redis transport's conventions).
-func (c *Config) namer() redisstream.Namer {
-	switch {
-	case c.Namer != nil:
-		return c.Namer
-	case c.Stream != "":
-		return redisstream.Fixed(c.Stream)
-	case c.Naming == NamingCategory:
-		return redisstream.PerCategory()
-	}
-	return redisstream.PerService(c.Service)
+// selection hands the naming fields to the code shared with the Redis transport.
+func (c *Config) selection() redisstream.Selection {
+	return redisstream.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
 }

@@ -8,7 +8,6 @@ package kdbstream
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -49,7 +48,7 @@ func New(eng *engine.Engine, cfg Config) (*Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Transport{eng: eng, cfg: cfg, namer: cfg.namer(), lastTrim: map[string]time.Time{}}, nil
+	return &Transport{eng: eng, cfg: cfg, namer: cfg.selection().Resolve(), lastTrim: map[string]time.Time{}}, nil
 }
 
 // Name labels the transport in metrics, logs and failure events.
@@ -85,13 +84,9 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		trim = &engine.Trim{Approx: true, MaxLen: t.cfg.MaxLen, Limit: -1}
 	}
 	for i, ev := range batch {
-		stream, err := t.namer(ev)
+		stream, fields, err := redisstream.EncodeEvent("kdbstream", t.namer, i, ev)
 		if err != nil {
-			return hub.Wrap(hub.InvalidArgument, err)
-		}
-		fields, err := cloudevent.EncodeFields(ev)
-		if err != nil {
-			return fmt.Errorf("kdbstream: event %d (%s): %w", i, ev.ID, err)
+			return err
 		}
 		adds[i] = engine.Add{Stream: stream, Values: fields}
 		// One trim per stream per batch is enough for "~": it may trim less, never more.

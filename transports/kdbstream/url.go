@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
+	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // URL schemes Open accepts.
@@ -22,26 +22,29 @@ const (
 // urlParams maps each query parameter to the field it sets, one per field. On a
 // PostgreSQL URL, other parameters pass through to pgx (sslmode, ...); on SQLite any
 // other parameter is an error.
-var urlParams = map[string]func(c *Config, e *engine.Config, v string) error{
-	"service": func(c *Config, _ *engine.Config, v string) error { c.Service = v; return nil },
-	"naming":  func(c *Config, _ *engine.Config, v string) error { c.Naming = v; return nil },
-	"stream":  func(c *Config, _ *engine.Config, v string) error { c.Stream = v; return nil },
-	"max_len": func(c *Config, _ *engine.Config, v string) (err error) {
-		c.MaxLen, err = strconv.ParseInt(v, 10, 64)
+var urlParams = map[string]func(t urlTarget, v string) error{
+	"service": func(t urlTarget, v string) error { t.c.Service = v; return nil },
+	"naming":  func(t urlTarget, v string) error { t.c.Naming = v; return nil },
+	"stream":  func(t urlTarget, v string) error { t.c.Stream = v; return nil },
+	"max_len": func(t urlTarget, v string) (err error) { t.c.MaxLen, err = strconv.ParseInt(v, 10, 64); return err },
+	"min_id_age": func(t urlTarget, v string) (err error) {
+		t.c.MinIDAge, err = time.ParseDuration(v)
 		return err
 	},
-	"min_id_age": func(c *Config, _ *engine.Config, v string) (err error) {
-		c.MinIDAge, err = time.ParseDuration(v)
+	"name":        func(t urlTarget, v string) error { t.c.Name = v; return nil },
+	"synchronous": func(t urlTarget, v string) error { t.e.Synchronous = v; return nil },
+	"schema":      func(t urlTarget, v string) error { t.e.Schema = v; return nil },
+	"max_batch":   func(t urlTarget, v string) (err error) { t.e.MaxBatch, err = strconv.Atoi(v); return err },
+	"poll_interval": func(t urlTarget, v string) (err error) {
+		t.e.PollInterval, err = time.ParseDuration(v)
 		return err
 	},
-	"name":        func(c *Config, _ *engine.Config, v string) error { c.Name = v; return nil },
-	"synchronous": func(_ *Config, e *engine.Config, v string) error { e.Synchronous = v; return nil },
-	"schema":      func(_ *Config, e *engine.Config, v string) error { e.Schema = v; return nil },
-	"max_batch":   func(_ *Config, e *engine.Config, v string) (err error) { e.MaxBatch, err = strconv.Atoi(v); return err },
-	"poll_interval": func(_ *Config, e *engine.Config, v string) (err error) {
-		e.PollInterval, err = time.ParseDuration(v)
-		return err
-	},
+}
+
+// urlTarget is what a kdbstream URL sets: transport fields and engine fields.
+type urlTarget struct {
+	c *Config
+	e *engine.Config
 }
 
 // ParseURL splits a kdbstream URL into the engine's configuration and the Config
@@ -54,18 +57,8 @@ func ParseURL(raw string, base Config) (engine.Config, Config, error) {
 		return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: the URL does not parse (not shown: it may hold a password)")
 	}
 	q := u.Query()
-	for k, vs := range q {
-		set, ok := urlParams[k]
-		if !ok {
-			continue
-		}
-		if len(vs) != 1 {
-			return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: parameter %s given %d times", u.Redacted(), k, len(vs))
-		}
-		if err := set(&cfg, &ec, vs[0]); err != nil {
-			return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: parameter %s: %v", u.Redacted(), k, err)
-		}
-		q.Del(k)
+	if err := redisstream.ApplyURLParams("kdbstream", u, q, urlParams, urlTarget{&cfg, &ec}); err != nil {
+		return ec, base, err
 	}
 	switch u.Scheme {
 	case Scheme, SchemeSQLite:
@@ -132,22 +125,7 @@ func OpenEngine(ctx context.Context, rawURL string) (*engine.Engine, error) {
 	return engine.Open(ctx, ec)
 }
 
-func scrub(msg, raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return msg
-	}
-	if p, ok := u.User.Password(); ok && p != "" {
-		msg = strings.ReplaceAll(msg, p, "xxxxx")
-	}
-	return msg
-}
+func scrub(msg, raw string) string { return redisstream.ScrubPassword(msg, raw) }
 
 // Redact returns rawURL with its password replaced, for logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	return u.Redacted()
-}
+func Redact(rawURL string) string { return redisstream.Redact(rawURL) }

@@ -65,9 +65,7 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Naming == "" && c.Service != "" {
-		c.Naming = NamingService
-	}
+	c.Naming = DefaultNaming(c.Naming, c.Service)
 	if c.MaxLen == 0 {
 		c.MaxLen = DefaultMaxLen
 	}
@@ -90,25 +88,10 @@ func (c *Config) setDefaults() {
 
 // Validate reports the first invalid field by name.
 func (c *Config) Validate() error {
-	sources := 0
-	for _, set := range []bool{c.Namer != nil, c.Stream != "", c.Naming == NamingCategory, c.Naming == NamingService} {
-		if set {
-			sources++
-		}
+	if err := c.selection().Validate("redisstream"); err != nil {
+		return err
 	}
 	switch {
-	case c.Naming != "" && c.Naming != NamingService && c.Naming != NamingCategory:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Naming must be %q or %q, got %q", NamingService, NamingCategory, c.Naming)
-	case sources == 0:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required")
-	case sources > 1:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one")
-	case c.Naming == NamingService && ValidateService(c.Service) != nil:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Service: %v", ValidateService(c.Service))
-	case c.Stream != "" && ValidateStream(c.Stream) != nil:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Stream: %v", ValidateStream(c.Stream))
-	case c.MinIDAge < 0:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MinIDAge must not be negative, got %s", c.MinIDAge)
 	case c.MaxBatch < 0:
 		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MaxBatch must be positive, got %d", c.MaxBatch)
 	case c.Pipelines < 0:
@@ -117,15 +100,7 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// namer resolves the naming fields into one Namer.
-func (c *Config) namer() Namer {
-	switch {
-	case c.Namer != nil:
-		return c.Namer
-	case c.Stream != "":
-		return Fixed(c.Stream)
-	case c.Naming == NamingCategory:
-		return PerCategory()
-	}
-	return PerService(c.Service)
+// selection hands the naming fields to the code shared with kdbstream.
+func (c *Config) selection() Selection {
+	return Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
 }

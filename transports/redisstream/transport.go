@@ -10,7 +10,6 @@ package redisstream
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -66,7 +65,7 @@ func New(client redis.UniversalClient, cfg Config) (*Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Transport{client: client, cfg: cfg, namer: cfg.namer()}
+	t := &Transport{client: client, cfg: cfg, namer: cfg.selection().Resolve()}
 	if cfg.MinIDAge > 0 {
 		t.trim = newMinIDTrimmer(cfg.MinIDAge)
 	}
@@ -96,13 +95,9 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	}
 	args := make([]redis.XAddArgs, len(batch))
 	for i, ev := range batch {
-		stream, err := t.namer(ev)
+		stream, fields, err := EncodeEvent("redisstream", t.namer, i, ev)
 		if err != nil {
-			return hub.Wrap(hub.InvalidArgument, err)
-		}
-		fields, err := cloudevent.EncodeFields(ev)
-		if err != nil {
-			return fmt.Errorf("redisstream: event %d (%s): %w", i, ev.ID, err)
+			return err
 		}
 		args[i] = redis.XAddArgs{Stream: stream, Values: fields, Approx: true}
 		if t.cfg.MaxLen > 0 {

@@ -48,18 +48,8 @@ func ParseURL(raw string, base Config) (*redis.Options, Config, error) {
 	}
 	cfg := base
 	q := u.Query()
-	for k, vs := range q {
-		set, ok := urlParams[k]
-		if !ok {
-			continue
-		}
-		if len(vs) != 1 {
-			return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: parameter %s given %d times", u.Redacted(), k, len(vs))
-		}
-		if err := set(&cfg, vs[0]); err != nil {
-			return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: parameter %s: %v", u.Redacted(), k, err)
-		}
-		q.Del(k)
+	if err := ApplyURLParams("redisstream", u, q, urlParams, &cfg); err != nil {
+		return nil, base, err
 	}
 	u.RawQuery = q.Encode()
 	opts, err := redis.ParseURL(u.String())
@@ -104,7 +94,11 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 }
 
 // scrub removes the URL's password from a message.
-func scrub(msg, raw string) string {
+func scrub(msg, raw string) string { return ScrubPassword(msg, raw) }
+
+// ScrubPassword replaces the password of URL raw wherever it occurs in msg (a driver's
+// error may quote the DSN), for errors and logs of any transport opened from a URL.
+func ScrubPassword(msg, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return msg

@@ -1,0 +1,107 @@
+package redisstream
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+)
+
+// Selection is the stream-selection part of a publisher Config: which stream each
+// event goes to and the age trim. The Redis and kdbstream transports share it (and
+// so one validation and one naming rule), because R9 requires that switching buses
+// changes no stream name. Each Config keeps its own flat fields (yaml keys and
+// composite literals stay as they are) and hands them over through a Selection.
+type Selection struct {
+	Service  string
+	Naming   string
+	Stream   string
+	Namer    Namer
+	MinIDAge time.Duration
+}
+
+// DefaultNaming returns the Naming a Config defaults to: "service" when only Service
+// is set, else naming unchanged.
+func DefaultNaming(naming, service string) string {
+	if naming == "" && service != "" {
+		return NamingService
+	}
+	return naming
+}
+
+// Validate reports the first invalid field by name, prefixed by transport ("redisstream").
+// Exactly one of Namer, Stream, Naming "category" or Naming "service" (with Service)
+// must pick the stream.
+func (s Selection) Validate(transport string) error {
+	sources := 0
+	for _, set := range []bool{s.Namer != nil, s.Stream != "", s.Naming == NamingCategory, s.Naming == NamingService} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case s.Naming != "" && s.Naming != NamingService && s.Naming != NamingCategory:
+		return hub.Errorf(hub.InvalidArgument, "%s: Config.Naming must be %q or %q, got %q", transport, NamingService, NamingCategory, s.Naming)
+	case sources == 0:
+		return hub.Errorf(hub.InvalidArgument, "%s: one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required", transport)
+	case sources > 1:
+		return hub.Errorf(hub.InvalidArgument, "%s: Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one", transport)
+	case s.Naming == NamingService && ValidateService(s.Service) != nil:
+		return hub.Errorf(hub.InvalidArgument, "%s: Config.Service: %v", transport, ValidateService(s.Service))
+	case s.Stream != "" && ValidateStream(s.Stream) != nil:
+		return hub.Errorf(hub.InvalidArgument, "%s: Config.Stream: %v", transport, ValidateStream(s.Stream))
+	case s.MinIDAge < 0:
+		return hub.Errorf(hub.InvalidArgument, "%s: Config.MinIDAge must not be negative, got %s", transport, s.MinIDAge)
+	}
+	return nil
+}
+
+// Resolve turns a valid Selection into one Namer.
+func (s Selection) Resolve() Namer {
+	switch {
+	case s.Namer != nil:
+		return s.Namer
+	case s.Stream != "":
+		return Fixed(s.Stream)
+	case s.Naming == NamingCategory:
+		return PerCategory()
+	}
+	return PerService(s.Service)
+}
+
+// EncodeEvent names the stream of the i-th event of a batch and encodes its R2 fields,
+// the per-event step of both transports' Send. Errors name transport and the event.
+func EncodeEvent(transport string, namer Namer, i int, ev *cloudevent.Event) (stream string, fields []string, err error) {
+	stream, err = namer(ev)
+	if err != nil {
+		return "", nil, hub.Wrap(hub.InvalidArgument, err)
+	}
+	fields, err = cloudevent.EncodeFields(ev)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: event %d (%s): %w", transport, i, ev.ID, err)
+	}
+	return stream, fields, nil
+}
+
+// ApplyURLParams applies to target the query parameters of q that params knows, one
+// value each, and deletes them from q (what remains is the driver's business). u is
+// the parsed URL, only for redacted error messages. Both transports' ParseURL use it,
+// so a parameter given twice or a bad value is reported the same way on either bus.
+func ApplyURLParams[T any](transport string, u *url.URL, q url.Values, params map[string]func(T, string) error, target T) error {
+	for k, vs := range q {
+		set, ok := params[k]
+		if !ok {
+			continue
+		}
+		if len(vs) != 1 {
+			return hub.Errorf(hub.InvalidArgument, "%s: URL %s: parameter %s given %d times", transport, u.Redacted(), k, len(vs))
+		}
+		if err := set(target, vs[0]); err != nil {
+			return hub.Errorf(hub.InvalidArgument, "%s: URL %s: parameter %s: %v", transport, u.Redacted(), k, err)
+		}
+		q.Del(k)
+	}
+	return nil
+}
