@@ -48,14 +48,15 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
+	const maxRetryAfter = 365 * 24 * time.Hour // bounds both forms before any cap applies
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if s <= 0 {
 			return 0
 		}
-		return time.Duration(min(s, int64(365*24*3600))) * time.Second
+		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }
