@@ -68,7 +68,8 @@ func (c *routeConfig) setDefaults(t Transport, index int) {
 		c.backoffInitial = DefaultBackoffInitial
 	}
 	if c.backoffMax == 0 {
-		c.backoffMax = DefaultBackoffMax
+		// Never below the first delay: a long initial backoff alone is a valid policy.
+		c.backoffMax = max(DefaultBackoffMax, c.backoffInitial)
 	}
 	if c.batchSize == 0 {
 		c.batchSize = DefaultBatchSize
@@ -109,7 +110,9 @@ func WithDelivery(m DeliveryMode) RouteOption { return func(c *routeConfig) { c.
 
 // WithRetry sets the direct-delivery attempts (default 3) and the exponential backoff
 // between them (doubling from initial, capped at max, ±20% jitter; defaults 100ms, 5s).
-// Only errors IsRetryable accepts are retried.
+// A zero argument keeps its default (a zero max is at least initial), so a
+// configuration file's unset fields can be passed as they are. Only errors
+// IsRetryable accepts are retried.
 func WithRetry(attempts int, initial, max time.Duration) RouteOption {
 	return func(c *routeConfig) { c.attempts, c.backoffInitial, c.backoffMax = attempts, initial, max }
 }

@@ -134,6 +134,15 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// WithDefaults returns the configuration Open would use: c with every unset field
+// given its default, on a copy, without opening anything. Tools that check a
+// configuration before running (hub lint) validate this, so they never carry a copy
+// of the defaults that could drift from the library's.
+func (c Config) WithDefaults() Config {
+	c.setDefaults()
+	return c
+}
+
 // Validate reports the first invalid field by name.
 func (c *Config) Validate() error {
 	switch {

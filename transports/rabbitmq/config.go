@@ -186,6 +186,15 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// WithDefaults returns the configuration New, NewConsumer and the DLQ tools would
+// use: c with every unset field given its default, on a copy, without connecting.
+// Tools that check a configuration before running (hub lint) validate this, so they
+// never carry a copy of the defaults that could drift from the library's.
+func (c Config) WithDefaults() Config {
+	c.setDefaults()
+	return c
+}
+
 // Validate reports every invalid field by its YAML name. It checks the publisher
 // fields; validateConsumer adds the consumer's.
 func (c *Config) Validate() error {

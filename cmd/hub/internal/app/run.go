@@ -98,8 +98,8 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 				ropts = append(ropts, hub.WithDelivery(hub.OutboxMode))
 			}
 			if r.Retry.Attempts > 0 || r.Retry.Backoff > 0 || r.Retry.MaxBackoff > 0 {
-				ropts = append(ropts, hub.WithRetry(orInt(r.Retry.Attempts, hub.DefaultAttempts),
-					orDur(r.Retry.Backoff, hub.DefaultBackoffInitial), orDur(r.Retry.MaxBackoff, max(hub.DefaultBackoffMax, r.Retry.Backoff))))
+				// Zero fields keep the hub's defaults (WithRetry).
+				ropts = append(ropts, hub.WithRetry(r.Retry.Attempts, r.Retry.Backoff, r.Retry.MaxBackoff))
 			}
 			if err := h.Forward(r.Pattern, t, ropts...); err != nil {
 				return a, fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
@@ -239,18 +239,4 @@ func usesOutbox(c *config.Config) bool {
 		}
 	}
 	return false
-}
-
-func orInt(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }

@@ -72,22 +72,28 @@ type Store struct {
 // LedgerTuning are the ledger knobs an operator may need; zero keeps the
 // ledger's default (see ledger's Default* constants).
 type LedgerTuning struct {
-	// FetchCooldown is the least time between fetches of one queue. Default 5ms.
+	// FetchCooldown is the least time between fetches of one queue. Default
+	// ledger.DefaultFetchCooldown.
 	FetchCooldown time.Duration `yaml:"fetch_cooldown"`
-	// FetchPollInterval is the fallback fetch period. Default 100ms.
+	// FetchPollInterval is the fallback fetch period. Default
+	// ledger.DefaultFetchPollInterval.
 	FetchPollInterval time.Duration `yaml:"fetch_poll_interval"`
-	// JobTimeout bounds one job (one send). Default 30s.
+	// JobTimeout bounds one job (one send). Default ledger.DefaultJobTimeout.
 	JobTimeout time.Duration `yaml:"job_timeout"`
 	// RescueStuckJobsAfter is the lease: a job held this long by a dead process is
-	// taken over (O2). Must exceed job_timeout. Default max(1m, 2 x job_timeout).
+	// taken over (O2). Must exceed job_timeout. Default
+	// max(ledger.DefaultRescueStuckJobsAfter, 2 x job_timeout).
 	RescueStuckJobsAfter time.Duration `yaml:"rescue_stuck_jobs_after"`
-	// RescueInterval is how often stuck jobs are swept. Default 5s.
+	// RescueInterval is how often stuck jobs are swept. Default
+	// ledger.DefaultRescueInterval.
 	RescueInterval time.Duration `yaml:"rescue_interval"`
-	// CompletedRetention is how long delivered jobs are kept. Default 1h.
+	// CompletedRetention is how long delivered jobs are kept. Default
+	// ledger.DefaultCompletedRetention.
 	CompletedRetention time.Duration `yaml:"completed_retention"`
-	// DiscardedRetention is how long dead jobs are kept for resend. Default 7 days.
+	// DiscardedRetention is how long dead jobs are kept for resend. Default
+	// ledger.DefaultDiscardedRetention.
 	DiscardedRetention time.Duration `yaml:"discarded_retention"`
-	// MaxConns is the PostgreSQL pool size. Default 20.
+	// MaxConns is the PostgreSQL pool size. Default ledger.DefaultMaxConns.
 	MaxConns int32 `yaml:"max_conns"`
 }
 
@@ -125,8 +131,8 @@ type Route struct {
 
 // Retry is a route's delivery policy.
 type Retry struct {
-	// Attempts is the number of tries (direct: default 3; outbox: default the
-	// outbox's maximum). Zero keeps the default.
+	// Attempts is the number of tries (direct: default hub.DefaultAttempts; outbox:
+	// default the outbox's maximum). Zero keeps the default.
 	Attempts int `yaml:"attempts"`
 	// Backoff is the first delay; later ones grow exponentially up to MaxBackoff.
 	Backoff time.Duration `yaml:"backoff"`

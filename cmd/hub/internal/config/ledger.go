@@ -18,30 +18,9 @@ func (s Store) LedgerConfig(dsn string, logger *slog.Logger) LedgerCheck {
 // LedgerCheck wraps a ledger.Config so lint can validate it as ledger.Open will.
 type LedgerCheck struct{ Config ledger.Config }
 
-// Check applies the ledger's defaults (mirrored: they are unexported there) to a copy
-// and runs ledger.Config.Validate.
+// Check runs ledger.Config.Validate on the configuration ledger.Open would use (its
+// defaults applied to a copy by WithDefaults).
 func (l LedgerCheck) Check() error {
-	c := l.Config
-	if c.DSN == "" {
-		c.DSN = ledger.DefaultDSN
-	}
-	if c.FetchCooldown == 0 {
-		c.FetchCooldown = ledger.DefaultFetchCooldown
-	}
-	if c.FetchPollInterval == 0 {
-		c.FetchPollInterval = ledger.DefaultFetchPollInterval
-	}
-	if c.JobTimeout == 0 {
-		c.JobTimeout = ledger.DefaultJobTimeout
-	}
-	if c.RescueStuckJobsAfter == 0 {
-		c.RescueStuckJobsAfter = max(ledger.DefaultRescueStuckJobsAfter, 2*c.JobTimeout)
-	}
-	if c.RescueInterval == 0 {
-		c.RescueInterval = min(ledger.DefaultRescueInterval, c.RescueStuckJobsAfter)
-	}
-	if c.MaxConns == 0 {
-		c.MaxConns = ledger.DefaultMaxConns
-	}
+	c := l.Config.WithDefaults()
 	return c.Validate()
 }

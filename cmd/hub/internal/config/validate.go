@@ -167,20 +167,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// checkOutbox runs the outbox's own Validate on a copy with its defaults, so lint
-// agrees with outbox.New.
+// checkOutbox runs the outbox's own Validate on the configuration outbox.New would use
+// (its defaults applied to a copy by WithDefaults), so lint agrees with New.
 func checkOutbox(c outbox.Config) error {
-	if c.Workers == 0 {
-		c.Workers = outbox.DefaultWorkers
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = outbox.DefaultMaxAttempts
-	}
-	if c.BackoffBase == 0 {
-		c.BackoffBase = outbox.DefaultBackoffBase
-	}
-	if c.BackoffMax == 0 {
-		c.BackoffMax = max(outbox.DefaultBackoffMax, c.BackoffBase)
-	}
+	c = c.WithDefaults()
 	return c.Validate()
 }

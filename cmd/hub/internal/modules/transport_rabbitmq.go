@@ -40,21 +40,10 @@ func (m *RabbitTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.T
 	return rabbitmq.New(ctx, cfg)
 }
 
-// validateRabbit fills the defaults Validate checks (the library applies them in New)
-// and validates.
+// validateRabbit validates the configuration the library would use (its defaults
+// applied to a copy by WithDefaults), without connecting.
 func validateRabbit(c rabbitmq.Config) error {
-	if c.Mode == "" {
-		c.Mode = rabbitmq.DefaultMode
-	}
-	if c.QueueType == "" {
-		c.QueueType = rabbitmq.DefaultQueueType
-	}
-	if c.ReconnectMin == 0 {
-		c.ReconnectMin = rabbitmq.DefaultReconnectMin
-	}
-	if c.ReconnectMax == 0 {
-		c.ReconnectMax = rabbitmq.DefaultReconnectMax
-	}
+	c = c.WithDefaults()
 	return c.Validate()
 }
 

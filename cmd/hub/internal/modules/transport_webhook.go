@@ -37,24 +37,10 @@ func (m *WebhookTransport) Provision(pc *registry.ProvisionContext) error {
 	return nil
 }
 
-// Validate runs the library's checks with its defaults applied, so lint agrees with New.
+// Validate runs the library's checks on the configuration New would use (its defaults
+// applied to a copy by WithDefaults), so lint agrees with New.
 func (m *WebhookTransport) Validate() error {
-	c := m.Config
-	setIf(&c.Workers, webhook.DefaultWorkers)
-	if c.RetrySchedule == nil {
-		c.RetrySchedule = webhook.DefaultRetrySchedule
-	}
-	if c.Jitter == 0 {
-		c.Jitter = webhook.DefaultJitter
-	}
-	setIf(&c.MaxRetryAfter, webhook.DefaultMaxRetryAfter)
-	setIf(&c.AttemptTimeout, webhook.DefaultAttemptTimeout)
-	setIf(&c.ResponseExcerpt, webhook.DefaultResponseExcerpt)
-	setIf(&c.Mode, webhook.DefaultMode)
-	setIf(&c.RotationGrace, webhook.DefaultRotationGrace)
-	setIf(&c.BreakerThreshold, webhook.DefaultBreakerThreshold)
-	setIf(&c.BreakerPause, webhook.DefaultBreakerPause)
-	setIf(&c.MaxConnsPerHost, webhook.DefaultMaxConnsPerHost)
+	c := m.Config.WithDefaults()
 	return c.Validate()
 }
 
@@ -91,13 +77,6 @@ func (m *WebhookTransport) Status(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"breakers": bs}, nil
-}
-
-func setIf[T comparable](p *T, def T) {
-	var zero T
-	if *p == zero {
-		*p = def
-	}
 }
 
 var (
