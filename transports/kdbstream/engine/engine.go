@@ -115,6 +115,7 @@ type Engine struct {
 	queries sync.Map // query text -> dialect text
 	waiters *waiters
 	appends chan *appendReq
+	heads   map[string]stream // the committer's last known stream rows (pipeline.go)
 	done    chan struct{}
 	wg      sync.WaitGroup
 	closeMu sync.RWMutex

@@ -52,6 +52,41 @@ func TestR9_PostgresSharedByTwoEngines(t *testing.T) {
 		}
 	})
 
+	// The committer's remembered stream row (pipeline.go) goes stale when another
+	// process appends or deletes: the next append must see that and still be right.
+	t.Run("AppendAfterOtherWriter", func(t *testing.T) {
+		add := func(e *Engine) ID {
+			t.Helper()
+			id, _, err := e.XAdd(ctx, Add{Stream: "stale", Values: []string{"k", "v"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		first := add(a)
+		add(a) // a now remembers the row
+		other := add(b)
+		if _, err := b.XDel(ctx, "stale", first.String()); err != nil {
+			t.Fatal(err)
+		}
+		last := add(a)
+		if !other.Less(last) {
+			t.Fatalf("append after another process's got id %s, not above %s", last, other)
+		}
+		n, err := a.XLen(ctx, "stale")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := b.XInfoStream(ctx, "stale")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 3 || info.LastGeneratedID != last || info.EntriesAdded != 4 || info.MaxDeletedEntryID != first {
+			t.Fatalf("XLEN %d, last id %s, entries added %d, max deleted %s; want 3, %s, 4, %s",
+				n, info.LastGeneratedID, info.EntriesAdded, info.MaxDeletedEntryID, last, first)
+		}
+	})
+
 	t.Run("ConcurrentAppendsAndReads", func(t *testing.T) {
 		const perEngine = 200
 		if err := a.CreateGroup(ctx, "shared", "g", "0"); err != nil {

@@ -123,11 +123,20 @@ func (e *Engine) commitBatch(batch []*appendReq) {
 		return
 	}
 	var touched []string
-	err := e.inTxRaw(context.Background(), false, func(tx *sql.Tx) error {
-		var err error
-		touched, err = e.applyAdds(tx, live)
-		return err
-	})
+	ctx := context.Background()
+	err := e.ensureReady(ctx)
+	handled := false
+	if err == nil && e.pg {
+		touched, handled, err = e.appendFast(ctx, live)
+		err = classify(err)
+	}
+	if err == nil && !handled {
+		err = e.inTxRaw(ctx, false, func(tx *sql.Tx) error {
+			var err error
+			touched, err = e.applyAdds(tx, live)
+			return err
+		})
+	}
 	for _, r := range live {
 		r.err = err
 		if err != nil {
@@ -310,6 +319,13 @@ const insertChunk = 200
 
 // insertAndSave is insertEntries + saveStreamNotify as one PostgreSQL statement.
 func (e *Engine) insertAndSave(ctx context.Context, tx *sql.Tx, rows []pendingRow, s *stream) error {
+	q, args := e.insertAndSaveSQL(rows, s)
+	_, err := tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+// insertAndSaveSQL is insertAndSave's statement and arguments.
+func (e *Engine) insertAndSaveSQL(rows []pendingRow, s *stream) (string, []any) {
 	var b strings.Builder
 	b.WriteString(`WITH ins AS (INSERT INTO kdb_entries (sid, ms, seq, fields) VALUES `)
 	args := make([]any, 0, 4*len(rows)+10)
@@ -325,8 +341,7 @@ func (e *Engine) insertAndSave(ctx context.Context, tx *sql.Tx, rows []pendingRo
 		maxdel_ms = $%d, maxdel_seq = $%d, length = $%d, entries_added = $%d WHERE id = $%d RETURNING name)
 		SELECT pg_notify($%d, name) FROM u`, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
 	args = append(args, s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, e.notifyChannel())
-	_, err := tx.ExecContext(ctx, b.String(), args...)
-	return err
+	return b.String(), args
 }
 
 // trimDue reports whether t would remove anything from s now (checked in memory, so a
