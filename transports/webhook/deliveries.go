@@ -37,36 +37,36 @@ const (
 
 // Delivery is one (endpoint, event) delivery.
 type Delivery struct {
-	ID          int64
-	EndpointID  string
-	EventID     string
-	EventType   string
-	State       DeliveryState
-	Reason      string
-	Attempt     int
-	MaxAttempts int
+	ID          int64         `json:"id"`
+	EndpointID  string        `json:"endpoint_id"`
+	EventID     string        `json:"event_id"`
+	EventType   string        `json:"event_type"`
+	State       DeliveryState `json:"state"`
+	Reason      string        `json:"reason,omitempty"`
+	Attempt     int           `json:"attempt"`
+	MaxAttempts int           `json:"max_attempts"`
 	// LastStatus is the last HTTP status (0: no response); LastResponse the first
 	// Config.ResponseExcerpt bytes of the last failed response; LastError its error.
-	LastStatus   int
-	LastResponse string
-	LastError    string
-	LastCode     string
+	LastStatus   int    `json:"last_status,omitempty"`
+	LastResponse string `json:"last_response,omitempty"`
+	LastError    string `json:"last_error,omitempty"`
+	LastCode     string `json:"last_code,omitempty"`
 	// Errors are every failed attempt's error, oldest first.
-	Errors      []AttemptError
-	CreatedAt   time.Time
-	ScheduledAt time.Time
-	AttemptedAt time.Time
-	FinalizedAt time.Time
+	Errors      []AttemptError `json:"errors,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	ScheduledAt time.Time      `json:"scheduled_at,omitzero"`
+	AttemptedAt time.Time      `json:"attempted_at,omitzero"`
+	FinalizedAt time.Time      `json:"finalized_at,omitzero"`
 
 	header map[string]string
 	body   []byte
 }
 
-// AttemptError is one failed attempt.
+// AttemptError is one failed attempt of a delivery.
 type AttemptError struct {
-	At      time.Time
-	Attempt int
-	Error   string
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+	Error   string    `json:"error"`
 }
 
 // Event decodes the delivered event from the request it travels in.
