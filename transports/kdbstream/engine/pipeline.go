@@ -127,19 +127,11 @@ func (e *Engine) assignIDs(s *stream, reqs []*appendReq) (rows []pendingRow, tri
 	for _, r := range reqs {
 		r.res = make([]AddResult, len(r.adds))
 		for i, a := range r.adds {
-			id, err := nextID(s, a.ID, now)
-			if err != nil {
-				r.res[i].Err = err
+			row, ok := s.add(r, i, now)
+			if !ok {
 				continue
 			}
-			if s.length == 0 {
-				s.first = id
-			}
-			s.last = id
-			s.length++
-			s.added++
-			rows = append(rows, pendingRow{s.sid, id, encodeFields(a.Values)})
-			r.res[i].ID = id
+			rows = append(rows, row)
 			if a.Trim != nil && trimDue(s, a.Trim) {
 				return nil, true
 			}

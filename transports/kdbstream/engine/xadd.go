@@ -195,20 +195,12 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 				r.res[i].Nil = true
 				continue
 			}
-			id, err := nextID(s, a.ID, now)
-			if err != nil {
-				r.res[i].Err = err
+			row, ok := s.add(r, i, now)
+			if !ok {
 				continue
 			}
-			if s.length == 0 {
-				s.first = id
-			}
-			s.last = id
-			s.length++
-			s.added++
 			dirty[a.Stream] = true
-			rows = append(rows, pendingRow{s.sid, id, encodeFields(a.Values)})
-			r.res[i].ID = id
+			rows = append(rows, row)
 			if a.Trim != nil && trimDue(s, a.Trim) {
 				if err := flush(); err != nil {
 					return nil, err
@@ -267,6 +259,24 @@ func (e *Engine) insertEntries(ctx context.Context, tx *sql.Tx, rows []pendingRo
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// add applies r's i-th XADD to s in memory (its id, first/last/length/entries_added)
+// and records the id or the refusal in r.res[i]; ok is false when it was refused.
+func (s *stream) add(r *appendReq, i int, now int64) (pendingRow, bool) {
+	id, err := nextID(s, r.adds[i].ID, now)
+	if err != nil {
+		r.res[i].Err = err
+		return pendingRow{}, false
+	}
+	if s.length == 0 {
+		s.first = id
+	}
+	s.last = id
+	s.length++
+	s.added++
+	r.res[i].ID = id
+	return pendingRow{s.sid, id, encodeFields(r.adds[i].Values)}, true
 }
 
 // nextID is XADD's id rule (t_stream.c streamAppendItem): "*" takes the clock's ms, or
