@@ -20,34 +20,56 @@ import (
 const (
 	crashEnvDB   = "KDBSTREAM_CRASH_CHILD_DB"
 	crashEnvSync = "KDBSTREAM_CRASH_CHILD_SYNC"
+	crashEnvDSN  = "KDBSTREAM_CRASH_CHILD_DSN" // PostgreSQL: the server; DB is then the schema
 	crashBatch   = 25
 	crashStream  = "crash"
 )
 
 // TestR9_CrashDurability: a child process appends in batches from several goroutines
 // (group commit) while a consumer reads and acks, printing every acknowledged append;
-// the parent kill -9s it mid-stream, reopens the file and checks that every
-// acknowledged id is there, that batches are all-or-nothing (no partial entry), and
-// that the pending list and the stream metadata agree with the entries.
+// the parent kill -9s it mid-stream, reopens the file (or the PostgreSQL schema) and
+// checks that every acknowledged id is there, that batches are all-or-nothing (no
+// partial entry), and that the pending list and the stream metadata agree with the
+// entries.
 func TestR9_CrashDurability(t *testing.T) {
 	if path := os.Getenv(crashEnvDB); path != "" {
-		crashChild(path, os.Getenv(crashEnvSync))
+		crashChild(crashConfig(path, os.Getenv(crashEnvSync), os.Getenv(crashEnvDSN)))
 		return
 	}
 	t.Parallel()
-	for _, mode := range []string{"FULL", "NORMAL"} {
-		t.Run("synchronous="+mode, func(t *testing.T) {
+	for _, mode := range []string{"FULL", "NORMAL", crashPostgres} {
+		name := "synchronous=" + mode
+		if mode == crashPostgres {
+			name = mode
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runCrash(t, mode)
 		})
 	}
 }
 
+// crashPostgres is the mode that runs the child on PostgreSQL (synchronous_commit on):
+// its one-round-trip and pipelined append paths must also answer only committed batches.
+const crashPostgres = "postgres"
+
+// crashConfig is the engine configuration of the child and of the reopening parent.
+func crashConfig(db, mode, dsn string) Config {
+	if mode == crashPostgres {
+		return Config{Driver: DriverPostgres, DSN: dsn, Schema: db}
+	}
+	return Config{Driver: DriverSQLite, DSN: db, Synchronous: mode}
+}
+
 func runCrash(t *testing.T, mode string) {
-	path := filepath.Join(t.TempDir(), "crash.db")
+	path, dsn := filepath.Join(t.TempDir(), "crash.db"), ""
+	if mode == crashPostgres {
+		e := openPostgresT(t, nil) // creates the schema and drops it at the end
+		path, dsn = e.cfg.Schema, e.cfg.DSN
+	}
 	ctx := testenv.Context(t, 2*time.Minute)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestR9_CrashDurability$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnvDB+"="+path, crashEnvSync+"="+mode)
+	cmd.Env = append(os.Environ(), crashEnvDB+"="+path, crashEnvSync+"="+mode, crashEnvDSN+"="+dsn)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -79,7 +101,7 @@ func runCrash(t *testing.T, mode string) {
 		t.Fatalf("child stopped after %d acknowledged batches before the kill", len(batches))
 	}
 
-	e, err := Open(ctx, Config{Driver: DriverSQLite, DSN: path})
+	e, err := Open(ctx, crashConfig(path, mode, dsn))
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
@@ -132,13 +154,13 @@ func runCrash(t *testing.T, mode string) {
 			t.Fatalf("pending entry %+v inconsistent (last delivered %s)", p, gs[0].LastDeliveredID)
 		}
 	}
-	t.Logf("synchronous=%s: %d appends acknowledged before kill -9, %d entries on disk, %d pending", mode, len(acked), len(es), len(ps))
+	t.Logf("%s: %d appends acknowledged before kill -9, %d entries on disk, %d pending", mode, len(acked), len(es), len(ps))
 }
 
 // crashChild appends batches from 4 goroutines and reads/acks from one, until killed.
-func crashChild(path, mode string) {
+func crashChild(cfg Config) {
 	ctx := context.Background()
-	e, err := Open(ctx, Config{Driver: DriverSQLite, DSN: path, Synchronous: mode})
+	e, err := Open(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
