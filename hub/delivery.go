@@ -20,6 +20,9 @@ type route struct {
 	transportName string
 	cfg           routeConfig
 	queue         chan queued // direct mode only; closed by Hub.Close
+	// space gets a token whenever a sender takes from queue, waking a publisher that
+	// found it full (see Hub.enqueue).
+	space chan struct{}
 }
 
 // queued is a direct-mode event and when Publish queued it: the acceptance time that
@@ -56,6 +59,7 @@ func deliveryFrom(ctx context.Context) *delivery {
 // gives what it is good at: the middleware chain, panic safety and a drained shutdown.
 func (h *Hub) startRoute(r *route) error {
 	r.queue = make(chan queued, r.cfg.queueSize)
+	r.space = make(chan struct{}, 1)
 	for i := range r.cfg.concurrency {
 		name := r.cfg.name
 		if r.cfg.concurrency > 1 {
@@ -88,6 +92,12 @@ func (r *route) next() ([]*cloudevent.Event, accepted) {
 	if !ok {
 		return nil, accepted{}
 	}
+	defer func() {
+		select {
+		case r.space <- struct{}{}:
+		default:
+		}
+	}()
 	batch := make([]*cloudevent.Event, 1, min(r.cfg.batchSize, 1+len(r.queue)))
 	batch[0] = q.ev
 	acc := accepted{all: q.at}

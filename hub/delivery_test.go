@@ -13,6 +13,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/memtransport"
+	"github.com/koder/eventhub/internal/testenv"
 )
 
 func TestF1_DirectDelivery(t *testing.T) {
@@ -216,7 +217,43 @@ func TestF1_DirectDelivery(t *testing.T) {
 		}
 	})
 
-	t.Run("QueueFullIsRecordedNotBlocking", func(t *testing.T) {
+	t.Run("QueueFullWaitsForRoom", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		gate := make(chan struct{})
+		var delivered atomic.Int32
+		stuck := sendFunc(func(ctx context.Context, batch []*cloudevent.Event) error {
+			<-gate
+			delivered.Add(int32(len(batch)))
+			return nil
+		})
+		if err := b.hub.Forward("#", stuck, hub.WithName("stuck"), hub.WithQueueSize(1), hub.WithBatchSize(1)); err != nil {
+			t.Fatal(err)
+		}
+		// One in flight, one queued: the third Publish waits for room, so a short
+		// context ends it with DeadlineExceeded rather than losing the event.
+		for range 2 {
+			if err := b.hub.Publish(context.Background(), event("user.created")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitCtx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if err := b.hub.Publish(waitCtx, event("user.created")); hub.Code(err) != hub.DeadlineExceeded {
+			t.Fatalf("Publish on a full queue: %v, want DeadlineExceeded", err)
+		}
+		// Once the transport moves, a waiting Publish gets through and every accepted
+		// event is delivered.
+		done := make(chan error, 1)
+		go func() { done <- b.hub.Publish(context.Background(), event("user.created")) }()
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatalf("Publish after room appeared: %v", err)
+		}
+		testenv.WaitFor(t, 5*time.Second, "3 accepted events delivered", func() bool { return delivered.Load() == 3 })
+	})
+
+	t.Run("DropWhenFullIsRecordedNotBlocking", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		gate := make(chan struct{})
@@ -224,7 +261,7 @@ func TestF1_DirectDelivery(t *testing.T) {
 			<-gate
 			return nil
 		})
-		if err := b.hub.Forward("#", stuck, hub.WithName("stuck"), hub.WithQueueSize(1), hub.WithBatchSize(1)); err != nil {
+		if err := b.hub.Forward("#", stuck, hub.WithName("stuck"), hub.WithQueueSize(1), hub.WithBatchSize(1), hub.WithDropWhenFull()); err != nil {
 			t.Fatal(err)
 		}
 		failed := newCollector()
@@ -241,6 +278,34 @@ func TestF1_DirectDelivery(t *testing.T) {
 			t.Fatalf("queue-full failure: code %s attempts %d", data.Code, data.Attempts)
 		}
 		close(gate)
+	})
+
+	t.Run("CloseWakesWaitingPublisher", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		gate := make(chan struct{})
+		defer close(gate)
+		stuck := sendFunc(func(ctx context.Context, batch []*cloudevent.Event) error {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		if err := b.hub.Forward("#", stuck, hub.WithName("stuck"), hub.WithQueueSize(1), hub.WithBatchSize(1)); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := b.hub.Publish(context.Background(), event("user.created")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan error, 1)
+		go func() { done <- b.hub.Publish(context.Background(), event("user.created")) }()
+		go b.hub.Close()
+		if err := <-done; hub.Code(err) != hub.FailedPrecondition {
+			t.Fatalf("waiting Publish after Close: %v, want FailedPrecondition", err)
+		}
 	})
 
 	t.Run("ConcurrencyDeliversEverything", func(t *testing.T) {

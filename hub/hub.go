@@ -34,7 +34,8 @@ type Hub struct {
 	// hands events to queues, Close exclusively while it closes them.
 	mu      sync.RWMutex
 	closed  bool
-	routeMu sync.Mutex // serializes Forward
+	closing chan struct{} // closed when Close starts: wakes publishers waiting for queue space
+	routeMu sync.Mutex    // serializes Forward
 
 	router     *message.Router
 	routerDone chan struct{}
@@ -74,7 +75,7 @@ func New(opts ...Option) (*Hub, error) {
 	}
 	h := &Hub{
 		opts: o, log: o.logger, metrics: m, tracer: tracerFrom(o.tracerProvider),
-		router: router, routerDone: make(chan struct{}),
+		router: router, routerDone: make(chan struct{}), closing: make(chan struct{}),
 	}
 	h.deliverCtx, h.cancelDeliver = context.WithCancel(context.Background())
 	h.routes.Store(&[]*route{})
@@ -161,6 +162,7 @@ func (h *Hub) Close() error {
 }
 
 func (h *Hub) close() error {
+	close(h.closing)
 	h.mu.Lock()
 	h.closed = true
 	for _, r := range *h.routes.Load() {

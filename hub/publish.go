@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,10 @@ import (
 //  2. in-process subscribers (Subscribe), synchronously (N1: a transport being down does
 //     not keep them from local subscribers);
 //  3. the queues of Direct routes, delivered off the caller's path (F1).
+//
+// A Direct route whose queue is full makes Publish wait for room (WithQueueSize), until
+// ctx ends (its error is returned; routes already reached keep the event, so a retry
+// may duplicate it there: at-least-once) or the hub closes (FailedPrecondition).
 //
 // Transports, the outbox and subscribers receive a copy: changing an event after
 // Publish returns does not affect its delivery. After Close, Publish fails with
@@ -67,36 +72,23 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 		h.dispatch(ctx, ev)
 	}
 
-	type drop struct {
-		r  *route
-		ev *cloudevent.Event
-	}
-	var drops []drop
-	h.mu.RLock()
-	if h.closed {
-		h.mu.RUnlock()
-		return Errorf(FailedPrecondition, "hub: closed during Publish; direct routes not reached")
-	}
 	at := time.Now()
 	for _, ev := range evs {
 		for _, r := range routes {
 			if r.cfg.mode != Direct || !r.pattern.Match(ev.Type) {
 				continue
 			}
-			select {
-			case r.queue <- queued{ev: ev, at: at}:
+			err := h.enqueue(ctx, r, queued{ev: ev, at: at})
+			switch {
+			case err == nil:
 				h.emitted(ctx, r, ev)
+			case err == errQueueFull:
+				h.transportFailed(r, []*cloudevent.Event{ev},
+					Errorf(ResourceExhausted, "hub: route %q queue full (%d events)", r.cfg.name, r.cfg.queueSize), 0, OutcomeDropped)
 			default:
-				drops = append(drops, drop{r, ev})
+				return err
 			}
 		}
-	}
-	h.mu.RUnlock()
-	// Never block the publisher on a slow transport: record the loss instead. Outside
-	// the lock, because failure handlers may publish.
-	for _, d := range drops {
-		h.transportFailed(d.r, []*cloudevent.Event{d.ev},
-			Errorf(ResourceExhausted, "hub: route %q queue full (%d events)", d.r.cfg.name, d.r.cfg.queueSize), 0, OutcomeDropped)
 	}
 	h.metrics.published.Add(float64(len(evs)))
 	return nil
@@ -141,6 +133,49 @@ func (h *Hub) PublishTx(ctx context.Context, tx any, events ...*cloudevent.Event
 	}
 	h.metrics.published.Add(float64(len(evs)))
 	return nil
+}
+
+// errQueueFull reports a full queue on a WithDropWhenFull route.
+var errQueueFull = errors.New("hub: queue full")
+
+// enqueue hands q to the route's queue, waiting for room unless the route drops when
+// full. The shared lock is held only while trying, never while waiting, so Close (which
+// closes the queues under the exclusive lock) is never held up by a waiting publisher;
+// it wakes them through h.closing instead.
+func (h *Hub) enqueue(ctx context.Context, r *route, q queued) error {
+	var retry *time.Timer
+	for {
+		h.mu.RLock()
+		if h.closed {
+			h.mu.RUnlock()
+			return Errorf(FailedPrecondition, "hub: closed during Publish; direct route %q not reached", r.cfg.name)
+		}
+		select {
+		case r.queue <- q:
+			h.mu.RUnlock()
+			return nil
+		default:
+		}
+		h.mu.RUnlock()
+		if r.cfg.dropWhenFull {
+			return errQueueFull
+		}
+		// A sender's token usually wakes us; the timer covers several publishers
+		// waiting on one token.
+		if retry == nil {
+			retry = time.NewTimer(5 * time.Millisecond)
+			defer retry.Stop()
+		} else {
+			retry.Reset(5 * time.Millisecond)
+		}
+		select {
+		case <-r.space:
+		case <-retry.C:
+		case <-h.closing:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (h *Hub) isClosed() bool {

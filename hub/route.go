@@ -51,6 +51,7 @@ type routeConfig struct {
 	batchSize      int
 	concurrency    int
 	queueSize      int
+	dropWhenFull   bool
 }
 
 func (c *routeConfig) setDefaults(t Transport, index int) {
@@ -126,7 +127,13 @@ func WithBatchSize(n int) RouteOption { return func(c *routeConfig) { c.batchSiz
 // With 1, the route delivers in publish order; above 1 order is not kept.
 func WithConcurrency(n int) RouteOption { return func(c *routeConfig) { c.concurrency = n } }
 
-// WithQueueSize bounds the events waiting for direct delivery (default 10000). Publish
-// never blocks on a slow transport: an event that finds the queue full fails at once
-// (outcome "dropped", a hub.transport.failed event), so the loss is recorded.
+// WithQueueSize bounds the events waiting for direct delivery (default 10000). When the
+// queue is full, Publish waits for room (backpressure), bounded by its context and by
+// Close: an event Publish accepted is never dropped for lack of room. WithDropWhenFull
+// trades that for a publisher that never waits.
 func WithQueueSize(n int) RouteOption { return func(c *routeConfig) { c.queueSize = n } }
+
+// WithDropWhenFull makes Publish fail an event at once, as a hub.transport.failed event
+// with outcome "dropped", when the route's queue is full, instead of waiting for room:
+// for best-effort routes (metrics, analytics) that must never slow the publisher.
+func WithDropWhenFull() RouteOption { return func(c *routeConfig) { c.dropWhenFull = true } }
