@@ -32,7 +32,7 @@ lint:
 ## bench: every comparison benchmark, medians of BENCHCOUNT runs, printed as hub-vs-baseline ratios
 bench:
 	@mkdir -p .bench
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(PKGS) | tee .bench/raw.txt
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(PKGS) | tee .bench/raw.txt
 	@echo
 	@$(GO) run ./internal/cmd/benchtable < .bench/raw.txt | tee .bench/table.txt
 
