@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -177,7 +178,7 @@ func BenchmarkConsumeSQLite(b *testing.B) {
 		}
 		defer tr.Close()
 		publishN(b, tr.Send)
-		c, err := redisstream.NewConsumer(rdb, redisstream.ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0"})
+		c, err := redisstream.NewConsumer(rdb, redisstream.ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0", Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -71,6 +71,32 @@ func (s Selection) Resolve() Namer {
 	return PerService(s.Service)
 }
 
+// FixedStream is the one stream every event goes to, or "" when the stream depends on
+// the event (category naming, a Namer): what operators' status and tail views show.
+func (s Selection) FixedStream() string {
+	switch {
+	case s.Namer != nil:
+		return ""
+	case s.Stream != "":
+		return s.Stream
+	case DefaultNaming(s.Naming, s.Service) == NamingService:
+		return ReservedPrefix + s.Service
+	}
+	return ""
+}
+
+// DLQStream is the dead-letter stream of the selection: DLQStreamFor(FixedStream()), or
+// CategoryDLQ under category naming; "" for a Namer, whose streams are its own.
+func (s Selection) DLQStream() string {
+	if fixed := s.FixedStream(); fixed != "" {
+		return DLQStreamFor(fixed)
+	}
+	if s.Namer == nil && s.Naming == NamingCategory {
+		return CategoryDLQ
+	}
+	return ""
+}
+
 // EncodeEvent names the stream of the i-th event of a batch and encodes its R2 fields,
 // the per-event step of both transports' Send. Errors name transport and the event.
 func EncodeEvent(transport string, namer Namer, i int, ev *cloudevent.Event) (stream string, fields []string, err error) {

@@ -64,3 +64,25 @@ func ExampleSelection() {
 	fmt.Println(stream, err)
 	// Output: koder:events:identity <nil>
 }
+
+func TestR1_SelectionFixedStreamAndDLQ(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sel        redisstream.Selection
+		fixed, dlq string
+	}{
+		{redisstream.Selection{Service: "id"}, "koder:events:id", "koder:events:id:dlq"},
+		{redisstream.Selection{Service: "id", Naming: redisstream.NamingService}, "koder:events:id", "koder:events:id:dlq"},
+		{redisstream.Selection{Stream: "orders"}, "orders", "orders:dlq"},
+		{redisstream.Selection{Naming: redisstream.NamingCategory}, "", "events.dlq"},
+		{redisstream.Selection{Stream: "events.user"}, "events.user", "events.dlq"},
+		{redisstream.Selection{Namer: redisstream.PerCategory()}, "", ""},
+	} {
+		if got := tc.sel.FixedStream(); got != tc.fixed {
+			t.Errorf("%+v FixedStream = %q, want %q", tc.sel, got, tc.fixed)
+		}
+		if got := tc.sel.DLQStream(); got != tc.dlq {
+			t.Errorf("%+v DLQStream = %q, want %q", tc.sel, got, tc.dlq)
+		}
+	}
+}

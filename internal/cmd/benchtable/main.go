@@ -48,7 +48,8 @@ func parse(r io.Reader) (map[string]sample, []string, map[string]string) {
 		if m == nil {
 			continue
 		}
-		name := m[1]
+		// Benchmarks are keyed by package too: BenchmarkPublish exists in several.
+		name := pkg + "\x00" + m[1]
 		if _, ok := results[name]; !ok {
 			results[name] = sample{}
 			order = append(order, name)
@@ -64,6 +65,12 @@ func parse(r io.Reader) (map[string]sample, []string, map[string]string) {
 		}
 	}
 	return results, order, pkgOf
+}
+
+// benchName drops the package key and the "Benchmark" prefix.
+func benchName(key string) string {
+	_, name, _ := strings.Cut(key, "\x00")
+	return strings.TrimPrefix(name, "Benchmark")
 }
 
 func median(v []float64) float64 {
@@ -125,11 +132,11 @@ func print(w io.Writer, results map[string]sample, order []string, pkgOf map[str
 			if hubNs > 0 {
 				ratio = fmt.Sprintf("%.2fx", baseNs/hubNs)
 			}
-			rows = append(rows, row{pkgOf[name], strings.TrimPrefix(parent, "Benchmark"), strings.TrimPrefix(r, "base_"),
+			rows = append(rows, row{pkgOf[name], benchName(parent), strings.TrimPrefix(r, "base_"),
 				fmt.Sprintf("%.0f", hubNs), fmt.Sprintf("%.0f", baseNs), ratio, strings.TrimSpace(extraOf(hub) + " " + extraOf(results[other]))})
 		}
 		if bases == 0 {
-			rows = append(rows, row{pkgOf[name], strings.TrimPrefix(parent, "Benchmark"), "-", fmt.Sprintf("%.0f", hubNs), "-", "-", extraOf(hub)})
+			rows = append(rows, row{pkgOf[name], benchName(parent), "-", fmt.Sprintf("%.0f", hubNs), "-", "-", extraOf(hub)})
 		}
 	}
 	if md {

@@ -8,11 +8,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
-
-// dlqStreamFor is the dead-letter stream naming both stream transports share.
-func dlqStreamFor(stream string) string { return redisstream.DLQStreamFor(stream) }
 
 // kdbDLQ operates a kdbstream dead-letter stream with the engine's stream commands and
 // the dead-letter layout of internal/streams (the same one redisstream.DLQ reads).

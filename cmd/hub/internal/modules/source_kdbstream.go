@@ -131,7 +131,7 @@ func (m *KDBSource) DLQ() ops.DLQ {
 	}
 	dlq := m.DLQStream
 	if dlq == "" {
-		dlq = dlqStreamFor(m.Stream)
+		dlq = redisstream.DLQStreamFor(m.Stream)
 	}
 	return kdbDLQ{m.eng, dlq}
 }

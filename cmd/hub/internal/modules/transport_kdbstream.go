@@ -10,6 +10,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
+	"github.com/koder/eventhub/transports/redisstream"
 )
 
 func init() { registry.Register(new(KDBTransport)) }
@@ -79,14 +80,11 @@ func (m *KDBTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tran
 	return kdbstream.New(eng, cfg)
 }
 
-func (m *KDBTransport) stream() string {
-	switch {
-	case m.Stream != "":
-		return m.Stream
-	case m.Service != "" && m.Naming != kdbstream.NamingCategory:
-		return "koder:events:" + m.Service
-	}
-	return ""
+// stream is the fixed stream this transport writes, when it has one.
+func (m *KDBTransport) stream() string { return m.selection().FixedStream() }
+
+func (m *KDBTransport) selection() redisstream.Selection {
+	return redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
 }
 
 // DLQ operates the dead-letter stream of the transport's stream.
@@ -94,11 +92,7 @@ func (m *KDBTransport) DLQ() ops.DLQ {
 	if m.eng == nil {
 		return nil
 	}
-	s := m.stream()
-	if s == "" {
-		s = "events.x"
-	}
-	return kdbDLQ{m.eng, dlqStreamFor(s)}
+	return kdbDLQ{m.eng, m.selection().DLQStream()}
 }
 
 // Status reports the stream's length and groups.

@@ -74,14 +74,10 @@ func (m *RedisTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tr
 }
 
 // stream is the fixed stream this transport writes, when it has one.
-func (m *RedisTransport) stream() string {
-	switch {
-	case m.Stream != "":
-		return m.Stream
-	case m.Service != "" && m.Naming != redisstream.NamingCategory:
-		return "koder:events:" + m.Service
-	}
-	return ""
+func (m *RedisTransport) stream() string { return m.selection().FixedStream() }
+
+func (m *RedisTransport) selection() redisstream.Selection {
+	return redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
 }
 
 // DLQ is the dead-letter stream of the transport's stream (category naming: events.dlq).
@@ -89,11 +85,7 @@ func (m *RedisTransport) DLQ() ops.DLQ {
 	if m.t == nil {
 		return nil
 	}
-	s := m.stream()
-	if s == "" {
-		s = redisstream.CategoryPrefix + "x"
-	}
-	return redisDLQ{redisstream.NewDLQ(m.t.Client(), redisstream.DLQStreamFor(s))}
+	return redisDLQ{redisstream.NewDLQ(m.t.Client(), m.selection().DLQStream())}
 }
 
 // Status reports the stream's length and each group's pending count and lag.
