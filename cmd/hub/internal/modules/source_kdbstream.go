@@ -9,7 +9,6 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/shared"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 func init() { registry.Register(new(KDBSource)) }
@@ -41,11 +40,7 @@ func (m *KDBSource) Provision(pc *registry.ProvisionContext) error {
 	if m.URL == "" && !shared.HasStore(pc.Store) {
 		return registry.Field("url", "required without a store (%v)", shared.ErrNoStore)
 	}
-	if m.DefaultSource == "" {
-		// An entry written by hand as in seed 000 has no source; CloudEvents needs one,
-		// and the stream it came from is the honest answer.
-		m.DefaultSource = m.Stream
-	}
+	provisionStreamSource(&m.ConsumerConfig)
 	return nil
 }
 
@@ -57,16 +52,7 @@ func (m *KDBSource) Validate() error {
 			errs = append(errs, registry.Field("url", "%v", err))
 		}
 	}
-	if m.Stream == "" {
-		errs = append(errs, registry.Field("stream", "required"))
-	} else if err := redisstream.ValidateStream(m.Stream); err != nil {
-		errs = append(errs, registry.Field("stream", "%v", err))
-	}
-	if m.Group == "" {
-		errs = append(errs, registry.Field("group", "required"))
-	} else if err := redisstream.ValidateGroup(m.Group); err != nil {
-		errs = append(errs, registry.Field("group", "%v", err))
-	}
+	errs = append(errs, validateStreamSource(m.ConsumerConfig)...)
 	return errors.Join(errs...)
 }
 
@@ -82,11 +68,7 @@ func (m *KDBSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	if err != nil {
 		return err
 	}
-	cfg := m.ConsumerConfig
-	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
-	if rt.Schemas != nil {
-		cfg.Versions = rt.Schemas
-	}
+	cfg := streamSourceConfig(m.ConsumerConfig, rt)
 	if m.Idempotency == nil || *m.Idempotency {
 		st, err := kdbstream.NewIdempotencyStore(ctx, m.eng, "")
 		if err != nil {
@@ -129,10 +111,7 @@ func (m *KDBSource) DLQ() ops.DLQ {
 	if m.eng == nil {
 		return nil
 	}
-	dlq := m.DLQStream
-	if dlq == "" {
-		dlq = redisstream.DLQStreamFor(m.Stream)
-	}
+	dlq := sourceDLQStream(m.ConsumerConfig)
 	return kdbDLQ{m.eng, dlq}
 }
 

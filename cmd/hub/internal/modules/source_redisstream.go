@@ -40,11 +40,7 @@ func (m *RedisSource) Provision(pc *registry.ProvisionContext) error {
 	if m.URL == "" {
 		m.URL = pc.Getenv(redisstream.EnvURL)
 	}
-	if m.DefaultSource == "" {
-		// An entry written by hand as in seed 000 has no source; CloudEvents needs one,
-		// and the stream it came from is the honest answer.
-		m.DefaultSource = m.Stream
-	}
+	provisionStreamSource(&m.ConsumerConfig)
 	return nil
 }
 
@@ -56,24 +52,7 @@ func (m *RedisSource) Validate() error {
 	} else if _, _, err := redisstream.ParseURL(m.URL, redisstream.Config{}); err != nil {
 		errs = append(errs, registry.Field("url", "%v", err))
 	}
-	if m.Stream == "" {
-		errs = append(errs, registry.Field("stream", "required"))
-	} else if err := redisstream.ValidateStream(m.Stream); err != nil {
-		errs = append(errs, registry.Field("stream", "%v", err))
-	}
-	if m.Group == "" {
-		errs = append(errs, registry.Field("group", "required"))
-	} else if err := redisstream.ValidateGroup(m.Group); err != nil {
-		errs = append(errs, registry.Field("group", "%v", err))
-	}
-	cfg := m.ConsumerConfig
-	cfg.Stream, cfg.Group = "s", "g-g"
-	if cfg.Consumer == "" {
-		cfg.Consumer = "c"
-	}
-	if err := cfg.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, validateStreamSource(m.ConsumerConfig)...)
 	return errors.Join(errs...)
 }
 
@@ -84,11 +63,7 @@ func (m *RedisSource) Start(ctx context.Context, rt *registry.Runtime) error {
 		return err
 	}
 	m.client = redis.NewClient(opts)
-	cfg := m.ConsumerConfig
-	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
-	if rt.Schemas != nil {
-		cfg.Versions = rt.Schemas
-	}
+	cfg := streamSourceConfig(m.ConsumerConfig, rt)
 	if m.Idempotency == nil || *m.Idempotency {
 		cfg.Idempotency = redisstream.NewIdempotencyStore(m.client, "")
 	}
@@ -118,10 +93,7 @@ func (m *RedisSource) DLQ() ops.DLQ {
 	if m.client == nil {
 		return nil
 	}
-	dlq := m.DLQStream
-	if dlq == "" {
-		dlq = redisstream.DLQStreamFor(m.Stream)
-	}
+	dlq := sourceDLQStream(m.ConsumerConfig)
 	return redisDLQ{redisstream.NewDLQ(m.client, dlq)}
 }
 
