@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // ioTimeout bounds the acks and dead-letter moves the worker sends, which must still go
@@ -133,17 +134,17 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		if last, ok := c.lastErr.Load(e.ID); ok {
 			errText = last.(string)
 		}
-		c.deadLetter(ctx, e, typ, id, errText, ReasonMaxDeliveries)
+		c.deadLetter(ctx, e, typ, id, errText, streams.ReasonMaxDeliveries)
 		return false
 	}
 	ev, err := cloudevent.DecodeFields(e.Values, cfg.DefaultSource)
 	if err != nil {
-		c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMalformed)
+		c.deadLetter(ctx, e, typ, id, err.Error(), streams.ReasonMalformed)
 		return false
 	}
 	if cfg.Versions != nil {
 		if err := cfg.Versions.CheckVersion(ev); err != nil {
-			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonUnknownVersion)
+			c.deadLetter(ctx, e, typ, id, err.Error(), streams.ReasonUnknownVersion)
 			return false
 		}
 	}
@@ -166,7 +167,7 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 	if err := call(ctx, h, ev); err != nil {
 		c.mFailed.Inc()
 		if ctx.Err() == nil && e.Deliveries >= int64(cfg.MaxDeliveries) {
-			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMaxDeliveries)
+			c.deadLetter(ctx, e, typ, id, err.Error(), streams.ReasonMaxDeliveries)
 			return false
 		}
 		c.lastErr.Store(e.ID, err.Error())
