@@ -105,7 +105,7 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 	}
 	eng, err := engine.Open(ctx, ec)
 	if err != nil {
-		return nil, hub.Errorf(hub.Code(err), "kdbstream: open %s: %s", streams.Redact(rawURL), scrub(err.Error(), rawURL))
+		return nil, hub.Errorf(hub.Code(err), "kdbstream: open %s: %s", streams.Redact(rawURL), streams.ScrubPassword(err.Error(), rawURL))
 	}
 	t, err := New(eng, cfg)
 	if err != nil {
@@ -124,5 +124,3 @@ func OpenEngine(ctx context.Context, rawURL string) (*engine.Engine, error) {
 	}
 	return engine.Open(ctx, ec)
 }
-
-func scrub(msg, raw string) string { return streams.ScrubPassword(msg, raw) }

@@ -55,7 +55,7 @@ func ParseURL(raw string, base Config) (*redis.Options, Config, error) {
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		// go-redis rejects unknown parameters ("unexpected option") itself.
-		return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: %s", u.Redacted(), scrub(err.Error(), raw))
+		return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: %s", u.Redacted(), streams.ScrubPassword(err.Error(), raw))
 	}
 	return opts, cfg, nil
 }
@@ -92,6 +92,3 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 	WarnIfVolatile(ctx, client, t.cfg.Logger)
 	return t, nil
 }
-
-// scrub removes the URL's password from a message.
-func scrub(msg, raw string) string { return streams.ScrubPassword(msg, raw) }
