@@ -8,8 +8,8 @@ import (
 	"github.com/koder/eventhub/streams"
 )
 
-// Defaults of Config: the Redis transport's, so that switching buses (R9) changes no
-// retention or naming.
+// Defaults of Config. The cap is the shared one (streams.DefaultMaxLen, the Redis
+// transport's too), so that switching buses (R9) changes no retention.
 const (
 	// DefaultMaxLen caps each stream at about this many entries (R6's MAXLEN ~ 100000).
 	DefaultMaxLen = streams.DefaultMaxLen
