@@ -1,8 +1,8 @@
 // Package eventbus is R9's switch: one publisher and consumer pair whose implementation
 // (Redis Streams or kdbstream) is chosen when the application starts, by
 // KODER_EVENT_BUS. Both implementations share the R2 fields, the R4 consumer loop and
-// the consumer configuration, so the cutover after a migration is a flag flip and a
-// restart, with no code change:
+// the consumer configuration (streams.ConsumerConfig), so the cutover after a migration
+// is a flag flip and a restart, with no code change:
 //
 //	KODER_EVENT_BUS=redis-stream  (default)  KODER_REDIS_URL=rediss://user:pass@host:6379/0
 //	KODER_EVENT_BUS=kdb-stream               KODER_KDB_URL=kdbstream:///var/lib/app/events.db
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -39,10 +40,6 @@ const (
 // application, like the hub binary's embedded default.
 const DefaultKDBURL = "kdbstream://./data/events.db"
 
-// ConsumerConfig is the consumer configuration both buses take (stream, group,
-// consumer, claim and DLQ settings, idempotency, version gate).
-type ConsumerConfig = redisstream.ConsumerConfig
-
 // Options picks and configures the bus. Zero values fall back to the environment, then
 // to the defaults.
 type Options struct {
@@ -54,7 +51,7 @@ type Options struct {
 
 	// The publisher settings both buses share; see redisstream.Config for each.
 	Service  string        // events go to koder:events:<Service> (R1)
-	Naming   string        // "service" or "category" (events.<first word of type>)
+	Naming   string        // streams.NamingService or streams.NamingCategory (events.<first word of type>)
 	Stream   string        // one fixed stream for every event
 	MaxLen   int64         // MAXLEN ~ cap (default 100000; negative disables)
 	MinIDAge time.Duration // age-based trimming (E8: 7 days); 0 = off
@@ -118,8 +115,9 @@ func (b *Bus) Transport() hub.Transport {
 	return b.redis
 }
 
-// NewConsumer builds a consumer on the open bus; the same cfg works on both.
-func (b *Bus) NewConsumer(cfg ConsumerConfig) (hub.Consumer, error) {
+// NewConsumer builds a consumer on the open bus; the same cfg works on both (stream,
+// group, consumer, claim and DLQ settings, idempotency, version gate).
+func (b *Bus) NewConsumer(cfg streams.ConsumerConfig) (hub.Consumer, error) {
 	if b.kdb != nil {
 		return b.kdb.NewConsumer(cfg)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/eventbus"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // app is application code written once: it opens the bus from the environment,
@@ -23,7 +24,7 @@ func app(ctx context.Context, t *testing.T, stream string) *cloudevent.Event {
 	defer bus.Close()
 
 	got := make(chan *cloudevent.Event, 1)
-	c, err := bus.NewConsumer(eventbus.ConsumerConfig{
+	c, err := bus.NewConsumer(streams.ConsumerConfig{
 		Stream: stream, Group: "auth-erasure-cascade", Consumer: "c1", Start: "0",
 		Block: 100 * time.Millisecond,
 	})

@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/koder/eventhub/eventbus"
+	"github.com/koder/eventhub/streams"
 )
 
 // Open reads KODER_EVENT_BUS (and KODER_REDIS_URL or KODER_KDB_URL), so the same
@@ -16,7 +17,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer bus.Close()
-	c, err := bus.NewConsumer(eventbus.ConsumerConfig{
+	c, err := bus.NewConsumer(streams.ConsumerConfig{
 		Stream: "koder:events:id", Group: "auth-erasure-cascade", Consumer: "auth-1",
 	})
 	if err != nil {

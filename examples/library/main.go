@@ -15,6 +15,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/schema"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -30,7 +31,7 @@ func main() {
 	}
 	dir, _ := os.MkdirTemp("", "eventhub-example")
 	defer os.RemoveAll(dir)
-	kdb, err := kdbstream.OpenWith(ctx, "kdbstream://"+filepath.Join(dir, "events.db"), kdbstream.Config{Naming: "category"})
+	kdb, err := kdbstream.OpenWith(ctx, "kdbstream://"+filepath.Join(dir, "events.db"), kdbstream.Config{Naming: streams.NamingCategory})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,6 +3,13 @@
 // one behaviour: group creation, batched group reads, ack after the handler, reclaim of
 // idle pending entries, dead-lettering after the delivery limit, malformed entries to the
 // DLQ at once.
+//
+// What users configure and name (ConsumerConfig, the stream and group naming rules, the
+// dead-letter reasons) lives in the public package github.com/koder/eventhub/streams;
+// this package holds the machinery behind it: Consumer, the Backend interface the two
+// transports implement, and the dead-letter entry layout. Inside this package the
+// qualifier streams. always means that public package. The transports import this one
+// as streamloop, since they import both.
 package streams
 
 import (

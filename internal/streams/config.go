@@ -1,125 +1,43 @@
 package streams
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
-	"time"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
-// Defaults of Config. They are the values of seed 000's R4 where it names one.
-const (
-	// DefaultStart is the group's start position at creation (R4.1): only future events.
-	DefaultStart = "$"
-	// DefaultCount is the batch size of one group read (R4.2, COUNT 100).
-	DefaultCount = 100
-	// DefaultBlock is how long one group read waits for new entries (R4.2, BLOCK 5000).
-	DefaultBlock = 5 * time.Second
-	// DefaultClaimMinIdle is how long an entry must sit un-acked before another attempt
-	// claims it (R4.5). It must exceed the slowest handler times the batch size, or a
-	// slow but healthy handler gets its entry run twice.
-	DefaultClaimMinIdle = 30 * time.Second
-	// DefaultClaimInterval is how often the claimer scans the pending list.
-	DefaultClaimInterval = 5 * time.Second
-	// DefaultMaxDeliveries: an entry is dead-lettered once it has been delivered more
-	// than this many times without success (R4.6: "more than 3 retries").
-	DefaultMaxDeliveries = 3
-	// DefaultConcurrency keeps per-stream order (E6): one handler at a time.
-	DefaultConcurrency = 1
-	// DefaultDrainTimeout bounds how long Close waits for in-flight handlers.
-	DefaultDrainTimeout = 10 * time.Second
-	// DLQSuffix makes the default dead-letter stream name, "<stream>:dlq" (R4.6).
-	DLQSuffix = ":dlq"
-)
-
-// VersionChecker rejects events whose payload version the consumer cannot read (E5);
-// schema.Registry implements it. Any error sends the entry to the dead-letter at once.
-type VersionChecker interface {
-	CheckVersion(ev *cloudevent.Event) error
-}
-
-// Config configures a Consumer. The zero value of every optional field means its default.
-type Config struct {
-	// Stream is the stream key to consume (required).
-	Stream string `yaml:"stream"`
-	// Group is the consumer group (required). Transports validate its naming (R3).
-	Group string `yaml:"group"`
-	// Consumer names this consumer inside the group (required). Keep it stable across
-	// restarts of the same instance: a restarted consumer first re-reads its own pending
-	// entries, which only works under the same name.
-	Consumer string `yaml:"consumer"`
-	// Start is the group's start position when the group is created: "$" (default, new
-	// entries only), "0" (the whole stream) or an entry id. Ignored if the group exists.
-	Start string `yaml:"start"`
-	// Count is the maximum number of entries per read (default 100).
-	Count int `yaml:"count"`
-	// Block is how long one read waits for new entries (default 5s).
-	Block time.Duration `yaml:"block"`
-	// ClaimMinIdle is the idle time after which a pending entry is claimed and retried
-	// (default 30s).
-	ClaimMinIdle time.Duration `yaml:"claim_min_idle"`
-	// ClaimInterval is how often pending entries are scanned for claiming (default 5s).
-	ClaimInterval time.Duration `yaml:"claim_interval"`
-	// MaxDeliveries: more deliveries than this move the entry to the dead-letter stream
-	// (default 3). An entry whose handler fails on its MaxDeliveries-th delivery is
-	// dead-lettered right away with that error instead of waiting for one more claim.
-	MaxDeliveries int `yaml:"max_deliveries"`
-	// DLQStream is the dead-letter stream (default "<Stream>:dlq").
-	DLQStream string `yaml:"dlq_stream"`
-	// Concurrency is the number of handlers running at once (default 1, which keeps
-	// per-stream order; above 1, entries of one read run in parallel and order is lost).
-	Concurrency int `yaml:"concurrency"`
-	// DrainTimeout bounds how long Close waits for in-flight handlers (default 10s).
-	DrainTimeout time.Duration `yaml:"drain_timeout"`
-	// IdempotencyTTL is how long a processed event id is remembered (default 24h, R5).
-	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
-	// DefaultSource fills the CloudEvents source of entries written without one (a
-	// hand-written R2 entry has none).
-	DefaultSource string `yaml:"default_source"`
-	// Transport labels metrics ("redisstream", "kdbstream").
-	Transport string `yaml:"-"`
-
-	// Idempotency, when set, skips events already processed by this group (R5) and
-	// records each event after its handler succeeded.
-	Idempotency hub.IdempotencyStore `yaml:"-"`
-	// Versions, when set, sends events of an unknown MAJOR version to the DLQ (E5).
-	Versions VersionChecker `yaml:"-"`
-	// Logger receives the R8 records (default slog.Default()).
-	Logger *slog.Logger `yaml:"-"`
-	// Metrics receives the R8 counters (default: unregistered collectors).
-	Metrics *hub.StreamMetrics `yaml:"-"`
-}
-
-func (c *Config) setDefaults() {
+// setDefaults fills every zero optional field of c with its default (the Default*
+// constants of the public streams package, R4's values). The dead-letter stream
+// defaults to "<Stream>:dlq" here; the transports set the convention-aware name
+// (streams.DLQStreamFor) before, in ForTransport.
+func setDefaults(c *streams.ConsumerConfig) {
 	if c.Start == "" {
-		c.Start = DefaultStart
+		c.Start = streams.DefaultStart
 	}
 	if c.Count == 0 {
-		c.Count = DefaultCount
+		c.Count = streams.DefaultCount
 	}
 	if c.Block == 0 {
-		c.Block = DefaultBlock
+		c.Block = streams.DefaultBlock
 	}
 	if c.ClaimMinIdle == 0 {
-		c.ClaimMinIdle = DefaultClaimMinIdle
+		c.ClaimMinIdle = streams.DefaultClaimMinIdle
 	}
 	if c.ClaimInterval == 0 {
-		c.ClaimInterval = DefaultClaimInterval
+		c.ClaimInterval = streams.DefaultClaimInterval
 	}
 	if c.MaxDeliveries == 0 {
-		c.MaxDeliveries = DefaultMaxDeliveries
+		c.MaxDeliveries = streams.DefaultMaxDeliveries
 	}
 	if c.DLQStream == "" && c.Stream != "" {
-		c.DLQStream = c.Stream + DLQSuffix
+		c.DLQStream = c.Stream + streams.DLQSuffix
 	}
 	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = streams.DefaultConcurrency
 	}
 	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
+		c.DrainTimeout = streams.DefaultDrainTimeout
 	}
 	if c.IdempotencyTTL == 0 {
 		c.IdempotencyTTL = hub.DefaultIdempotencyTTL
@@ -133,35 +51,4 @@ func (c *Config) setDefaults() {
 	if c.Metrics == nil {
 		c.Metrics = hub.NewStreamMetrics(nil)
 	}
-}
-
-// Validate reports the first invalid field by name.
-func (c *Config) Validate() error {
-	switch {
-	case c.Stream == "":
-		return errors.New("streams: Config.Stream is required")
-	case c.Group == "":
-		return errors.New("streams: Config.Group is required")
-	case c.Consumer == "":
-		return errors.New("streams: Config.Consumer is required")
-	case c.Count < 0:
-		return fmt.Errorf("streams: Config.Count must be positive, got %d", c.Count)
-	case c.Block < 0:
-		return fmt.Errorf("streams: Config.Block must not be negative, got %s", c.Block)
-	case c.ClaimMinIdle < 0:
-		return fmt.Errorf("streams: Config.ClaimMinIdle must not be negative, got %s", c.ClaimMinIdle)
-	case c.ClaimInterval < 0:
-		return fmt.Errorf("streams: Config.ClaimInterval must not be negative, got %s", c.ClaimInterval)
-	case c.MaxDeliveries < 0:
-		return fmt.Errorf("streams: Config.MaxDeliveries must be positive, got %d", c.MaxDeliveries)
-	case c.Concurrency < 0:
-		return fmt.Errorf("streams: Config.Concurrency must be positive, got %d", c.Concurrency)
-	case c.DrainTimeout < 0:
-		return fmt.Errorf("streams: Config.DrainTimeout must not be negative, got %s", c.DrainTimeout)
-	case c.IdempotencyTTL < 0:
-		return fmt.Errorf("streams: Config.IdempotencyTTL must not be negative, got %s", c.IdempotencyTTL)
-	case c.DLQStream == c.Stream:
-		return fmt.Errorf("streams: Config.DLQStream must differ from Stream %q", c.Stream)
-	}
-	return nil
 }

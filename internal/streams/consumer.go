@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // Consumer is the R4 consumer loop over a Backend. Four goroutines cooperate:
@@ -27,7 +28,7 @@ import (
 // holding many entries it has not started.
 type Consumer struct {
 	b   Backend
-	cfg Config
+	cfg streams.ConsumerConfig
 
 	mu       sync.Mutex
 	started  bool
@@ -47,11 +48,11 @@ type Consumer struct {
 }
 
 // New checks cfg (after defaults) and returns a Consumer that does nothing until Start.
-func New(b Backend, cfg Config) (*Consumer, error) {
+func New(b Backend, cfg streams.ConsumerConfig) (*Consumer, error) {
 	if b == nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "streams: nil Backend")
 	}
-	cfg.setDefaults()
+	setDefaults(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
@@ -67,7 +68,7 @@ func New(b Backend, cfg Config) (*Consumer, error) {
 }
 
 // Config returns the effective configuration, defaults applied.
-func (c *Consumer) Config() Config { return c.cfg }
+func (c *Consumer) Config() streams.ConsumerConfig { return c.cfg }
 
 type batch struct {
 	entries []Entry

@@ -14,14 +14,7 @@ const (
 	FieldSourceStream  = "source_stream"  // where the entry came from, and where replay sends it
 	FieldGroup         = "group"          // the consumer group that gave up
 	FieldOriginalID    = "original_id"    // the entry id in the source stream
-	FieldReason        = "dlq_reason"     // one of the Reason constants
-)
-
-// Reasons an entry is dead-lettered; they are also the `reason` label of event_dlq_total.
-const (
-	ReasonMaxDeliveries  = "max_deliveries"  // the handler kept failing (R4.6)
-	ReasonMalformed      = "malformed"       // a mandatory field is missing or invalid (N2)
-	ReasonUnknownVersion = "unknown_version" // the payload's MAJOR version is unknown (E5)
+	FieldReason        = "dlq_reason"     // one of the streams.Reason* constants
 )
 
 // ErrNoGroup is what a Backend's ReadGroup returns (wrapped, for errors.Is) when the

@@ -5,14 +5,15 @@ import (
 	"log"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/streams"
 )
 
-// A backend (redisstream.NewBackend, or kdbstream's engine) plus a Config make a
-// consumer with R4's behaviour; Start runs it in the background.
+// A backend (redisstream.NewBackend, or kdbstream's engine) plus a ConsumerConfig make
+// a consumer with R4's behaviour; Start runs it in the background.
 func ExampleNew() {
-	var backend streams.Backend // redisstream.NewBackend(client), or kdbstream's engine
-	c, err := streams.New(backend, streams.Config{
+	var backend streamloop.Backend // redisstream.NewBackend(client), or kdbstream's engine
+	c, err := streamloop.New(backend, streams.ConsumerConfig{
 		Stream: "koder:events:id", Group: "auth-erasure-cascade", Consumer: "auth-1",
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // ioTimeout bounds the acks and dead-letter moves the worker sends, which must still go
@@ -123,7 +124,7 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		// it pending would make it come back forever (watermill-redisstream PR #38).
 		return true
 	}
-	typ, id := e.Values["type"], e.Values["event_id"]
+	typ, eventID := e.Values["type"], e.Values["event_id"]
 	c.mReceived.Inc()
 	if ms, ok := entryMillis(e.ID); ok {
 		c.mLag.Observe(time.Since(time.UnixMilli(ms)).Seconds())
@@ -133,30 +134,30 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		if last, ok := c.lastErr.Load(e.ID); ok {
 			errText = last.(string)
 		}
-		c.deadLetter(ctx, e, typ, id, errText, ReasonMaxDeliveries)
+		c.deadLetter(ctx, e, typ, eventID, errText, streams.ReasonMaxDeliveries)
 		return false
 	}
 	ev, err := cloudevent.DecodeFields(e.Values, cfg.DefaultSource)
 	if err != nil {
-		c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMalformed)
+		c.deadLetter(ctx, e, typ, eventID, err.Error(), streams.ReasonMalformed)
 		return false
 	}
 	if cfg.Versions != nil {
 		if err := cfg.Versions.CheckVersion(ev); err != nil {
-			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonUnknownVersion)
+			c.deadLetter(ctx, e, typ, eventID, err.Error(), streams.ReasonUnknownVersion)
 			return false
 		}
 	}
 	debug := cfg.Logger.Enabled(ctx, slog.LevelDebug)
 	if debug {
-		cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", id, "group", cfg.Group, "consumer", cfg.Consumer)
+		cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", eventID, "group", cfg.Group, "consumer", cfg.Consumer)
 	}
 	key := cfg.Group + ":" + ev.ID
 	if cfg.Idempotency != nil {
 		seen, err := cfg.Idempotency.Seen(ctx, key)
 		switch {
 		case err != nil:
-			cfg.Logger.WarnContext(ctx, "idempotency check failed; handling the event anyway", "event_id", id, "error", err)
+			cfg.Logger.WarnContext(ctx, "idempotency check failed; handling the event anyway", "event_id", eventID, "error", err)
 		case seen:
 			c.mDuplicate.Inc()
 			return true
@@ -166,40 +167,40 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 	if err := call(ctx, h, ev); err != nil {
 		c.mFailed.Inc()
 		if ctx.Err() == nil && e.Deliveries >= int64(cfg.MaxDeliveries) {
-			c.deadLetter(ctx, e, typ, id, err.Error(), ReasonMaxDeliveries)
+			c.deadLetter(ctx, e, typ, eventID, err.Error(), streams.ReasonMaxDeliveries)
 			return false
 		}
 		c.lastErr.Store(e.ID, err.Error())
-		cfg.Logger.WarnContext(ctx, "event_failed", "type", typ, "event_id", id, "error", err.Error(), "retry_count", e.Deliveries-1)
+		cfg.Logger.WarnContext(ctx, "event_failed", "type", typ, "event_id", eventID, "error", err.Error(), "retry_count", e.Deliveries-1)
 		return false
 	}
 	if cfg.Idempotency != nil {
 		if err := cfg.Idempotency.MarkProcessed(ctx, key, cfg.IdempotencyTTL); err != nil {
-			cfg.Logger.WarnContext(ctx, "idempotency record failed; a redelivery would run the handler again", "event_id", id, "error", err)
+			cfg.Logger.WarnContext(ctx, "idempotency record failed; a redelivery would run the handler again", "event_id", eventID, "error", err)
 		}
 	}
 	c.lastErr.Delete(e.ID)
 	c.mAcked.Inc()
 	if debug {
-		cfg.Logger.DebugContext(ctx, "event_acked", "type", typ, "event_id", id, "elapsed_ms", time.Since(start).Milliseconds())
+		cfg.Logger.DebugContext(ctx, "event_acked", "type", typ, "event_id", eventID, "elapsed_ms", time.Since(start).Milliseconds())
 	}
 	return true
 }
 
 // deadLetter moves an entry to the DLQ stream and acks it in one atomic backend call
 // (R4.6, N2). If the move fails the entry stays pending and a later claim retries it.
-func (c *Consumer) deadLetter(ctx context.Context, e Entry, typ, id, errText, reason string) {
+func (c *Consumer) deadLetter(ctx context.Context, e Entry, typ, eventID, errText, reason string) {
 	cfg := c.cfg
 	fields := DeadLetterFields(e.Values, errText, e.Deliveries, cfg.Stream, cfg.Group, e.ID, reason)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 	defer cancel()
 	if err := c.b.DeadLetter(dctx, cfg.Stream, cfg.Group, e.ID, cfg.DLQStream, fields); err != nil {
-		cfg.Logger.ErrorContext(ctx, "dead-letter move failed; the entry stays pending", "entry_id", e.ID, "event_id", id, "error", err)
+		cfg.Logger.ErrorContext(ctx, "dead-letter move failed; the entry stays pending", "entry_id", e.ID, "event_id", eventID, "error", err)
 		return
 	}
 	c.lastErr.Delete(e.ID)
 	cfg.Metrics.DLQ.WithLabelValues(cfg.Transport, cfg.Stream, reason).Inc()
-	cfg.Logger.WarnContext(ctx, "event_dlq", "type", typ, "event_id", id, "final_error", errText)
+	cfg.Logger.WarnContext(ctx, "event_dlq", "type", typ, "event_id", eventID, "final_error", errText)
 }
 
 // call runs the handler, turning a panic into an error so one bad event cannot crash

@@ -10,14 +10,15 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
 	t.Run("R4Values", func(t *testing.T) {
 		t.Parallel()
-		c := Config{Stream: "koder:events:id", Group: "auth-erasure-cascade", Consumer: "c1"}
-		c.setDefaults()
+		c := streams.ConsumerConfig{Stream: "koder:events:id", Group: "auth-erasure-cascade", Consumer: "c1"}
+		setDefaults(&c)
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +29,7 @@ func TestConfigDefaults(t *testing.T) {
 	})
 	t.Run("ValidateNamesTheField", func(t *testing.T) {
 		t.Parallel()
-		for field, c := range map[string]Config{
+		for field, c := range map[string]streams.ConsumerConfig{
 			"Stream":      {Group: "g", Consumer: "c"},
 			"Group":       {Stream: "s", Consumer: "c"},
 			"Consumer":    {Stream: "s", Group: "g"},
@@ -51,7 +52,7 @@ func TestDeadLetterFields(t *testing.T) {
 		"tenant_id": "t", "subject_id": "u", "actor": "system", "source": "/id",
 		"group": "an extension", "error": "another extension",
 	}
-	f := DeadLetterFields(orig, "boom", 4, "koder:events:id", "auth-erasure-cascade", "1-1", ReasonMaxDeliveries)
+	f := DeadLetterFields(orig, "boom", 4, "koder:events:id", "auth-erasure-cascade", "1-1", streams.ReasonMaxDeliveries)
 	if !slices.Equal(f[:14], []string{"type", "user.created", "event_id", "evt_1", "occurred_at", "2026-05-14T12:34:56Z",
 		"tenant_id", "t", "subject_id", "u", "actor", "system", "data", `{}`}) {
 		t.Fatalf("R2 fields not first, in order: %v", f)
@@ -68,7 +69,7 @@ func TestDeadLetterFields(t *testing.T) {
 		t.Fatalf("original fields did not survive:\n got %v\nwant %v", back, orig)
 	}
 	want := map[string]string{FieldError: "boom", FieldDeliveryCount: "4", FieldSourceStream: "koder:events:id",
-		FieldGroup: "auth-erasure-cascade", FieldOriginalID: "1-1", FieldReason: ReasonMaxDeliveries}
+		FieldGroup: "auth-erasure-cascade", FieldOriginalID: "1-1", FieldReason: streams.ReasonMaxDeliveries}
 	if !maps.Equal(meta, want) {
 		t.Fatalf("meta %v, want %v", meta, want)
 	}
@@ -86,7 +87,7 @@ func TestEntryMillis(t *testing.T) {
 
 func TestCloseBeforeStart(t *testing.T) {
 	t.Parallel()
-	c, err := New(nopBackend{}, Config{Stream: "s", Group: "g", Consumer: "c"})
+	c, err := New(nopBackend{}, streams.ConsumerConfig{Stream: "s", Group: "g", Consumer: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,22 +5,16 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/transports/redisstream"
+	"github.com/koder/eventhub/streams"
 )
 
-// Defaults of Config: the Redis transport's, so that switching buses (R9) changes no
-// retention or naming.
+// Defaults of Config. The cap is the shared one (streams.DefaultMaxLen, the Redis
+// transport's too), so that switching buses (R9) changes no retention.
 const (
 	// DefaultMaxLen caps each stream at about this many entries (R6's MAXLEN ~ 100000).
-	DefaultMaxLen = redisstream.DefaultMaxLen
+	DefaultMaxLen = streams.DefaultMaxLen
 	// DefaultName labels metrics and logs.
 	DefaultName = "kdbstream"
-)
-
-// Naming conventions, the same names as the Redis transport's (Config.Naming, naming=).
-const (
-	NamingService  = redisstream.NamingService  // koder:events:<Service> (R1)
-	NamingCategory = redisstream.NamingCategory // events.<first word of type> (E8)
 )
 
 // minIDTrimInterval spaces out MINID trims of one stream (housekeeping, not per append).
@@ -28,13 +22,14 @@ const minIDTrimInterval = time.Second
 
 // Config configures a Transport. Its fields are redisstream.Config's (minus the
 // pipelining knobs, replaced by the engine's group commit) with the same yaml keys, and
-// their rules are the same code (redisstream.Selection): exactly one of Namer, Stream,
+// their rules are the same code (streams.Selection): exactly one of Namer, Stream,
 // Naming "category" or Service picks the stream of each event. The fields stay flat
 // rather than embedding Selection so that existing composite literals keep compiling.
 type Config struct {
 	// Service is the origin service: events go to "koder:events:<Service>" (R1).
 	Service string `yaml:"service"`
-	// Naming is "service" (default when Service is set) or "category" (events.<word>).
+	// Naming is streams.NamingService ("service", the default when Service is set) or
+	// streams.NamingCategory ("category": events.<first word of type>).
 	Naming string `yaml:"naming"`
 	// Stream sends every event to this one stream (reserved prefix rules apply).
 	Stream string `yaml:"stream"`
@@ -48,7 +43,7 @@ type Config struct {
 	Name string `yaml:"name"`
 
 	// Namer overrides the naming fields with a function of the event.
-	Namer redisstream.Namer `yaml:"-"`
+	Namer streams.Namer `yaml:"-"`
 	// Logger receives event_emitted (debug) and append failures (default slog.Default()).
 	Logger *slog.Logger `yaml:"-"`
 	// Metrics receives event_count_total (default: unregistered collectors).
@@ -56,7 +51,7 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	c.Naming = redisstream.DefaultNaming(c.Naming, c.Service)
+	c.Naming = streams.DefaultNaming(c.Naming, c.Service)
 	if c.MaxLen == 0 {
 		c.MaxLen = DefaultMaxLen
 	}
@@ -72,12 +67,12 @@ func (c *Config) setDefaults() {
 }
 
 // Validate reports the first invalid field by name (the rules are the Redis
-// transport's, shared through redisstream.Selection).
+// transport's, shared through streams.Selection).
 func (c *Config) Validate() error {
 	return c.selection().Validate("kdbstream")
 }
 
 // selection hands the naming fields to the code shared with the Redis transport.
-func (c *Config) selection() redisstream.Selection {
-	return redisstream.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
+func (c *Config) selection() streams.Selection {
+	return streams.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
 }

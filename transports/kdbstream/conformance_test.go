@@ -8,6 +8,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
@@ -56,7 +57,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 	} else {
 		group = "conf-" + group
 	}
-	c, err := NewConsumer(h.eng, ConsumerConfig{
+	c, err := NewConsumer(h.eng, streams.ConsumerConfig{
 		Stream: h.stream, Group: group, Consumer: "c-" + testenv.Name(h.t), Start: "0",
 		Block: time.Second, ClaimMinIdle: 300 * time.Millisecond, ClaimInterval: 200 * time.Millisecond,
 		MaxDeliveries: 100, DrainTimeout: 5 * time.Second,

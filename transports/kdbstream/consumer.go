@@ -1,17 +1,11 @@
 package kdbstream
 
 import (
-	"os"
-
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
-
-// ConsumerConfig configures a Consumer; it is the Redis transport's ConsumerConfig (the
-// R4 loop's settings), so an application's consumer configuration carries over as is.
-type ConsumerConfig = streams.Config
 
 // Consumer reads one stream as a member of a consumer group (R4, hub.Consumer), with
 // the same loop as the Redis transport (internal/streams): own pending entries first,
@@ -20,35 +14,18 @@ type ConsumerConfig = streams.Config
 // reads wake on appends (in-process on SQLite, LISTEN/NOTIFY on PostgreSQL). Close
 // leaves the engine open.
 type Consumer struct {
-	*streams.Consumer
+	*streamloop.Consumer
 }
 
 // NewConsumer validates cfg (R3 group naming, reserved stream prefix) and returns a
-// Consumer over eng. It does no I/O: Start creates the group.
-func NewConsumer(eng *engine.Engine, cfg ConsumerConfig) (*Consumer, error) {
+// Consumer over eng. It does no I/O: Start creates the group. cfg is the configuration
+// the Redis transport's NewConsumer takes, so an application's consumer configuration
+// carries over to kdbstream as is.
+func NewConsumer(eng *engine.Engine, cfg streams.ConsumerConfig) (*Consumer, error) {
 	if eng == nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: nil engine")
 	}
-	if err := redisstream.ValidateGroup(cfg.Group); err != nil {
-		return nil, err
-	}
-	if err := redisstream.ValidateStream(cfg.Stream); err != nil {
-		return nil, err
-	}
-	if cfg.DLQStream == "" {
-		cfg.DLQStream = redisstream.DLQStreamFor(cfg.Stream)
-	}
-	if cfg.Consumer == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: ConsumerConfig.Consumer is required (no host name to default to)")
-		}
-		cfg.Consumer = host
-	}
-	if cfg.Transport == "" {
-		cfg.Transport = DefaultName
-	}
-	c, err := streams.New(eng, cfg)
+	c, err := streamloop.ForTransport(DefaultName, eng, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +33,7 @@ func NewConsumer(eng *engine.Engine, cfg ConsumerConfig) (*Consumer, error) {
 }
 
 // NewConsumer returns a Consumer sharing the transport's engine.
-func (t *Transport) NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+func (t *Transport) NewConsumer(cfg streams.ConsumerConfig) (*Consumer, error) {
 	return NewConsumer(t.eng, cfg)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
@@ -60,7 +61,7 @@ func ExampleNewConsumer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := kdbstream.NewConsumer(eng, kdbstream.ConsumerConfig{
+	c, err := kdbstream.NewConsumer(eng, streams.ConsumerConfig{
 		Stream: "koder:events:id", Group: "auth-erasure-cascade", Consumer: "auth-1", Idempotency: idem,
 	})
 	if err != nil {
@@ -81,7 +82,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer eng.Close()
-	tr, err := kdbstream.New(eng, kdbstream.Config{Naming: kdbstream.NamingCategory, MinIDAge: 7 * 24 * time.Hour})
+	tr, err := kdbstream.New(eng, kdbstream.Config{Naming: streams.NamingCategory, MinIDAge: 7 * 24 * time.Hour})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -158,7 +159,7 @@ func BenchmarkConsumeSQLite(b *testing.B) {
 			b.Fatal(err)
 		}
 		publishN(b, tr.Send)
-		c, err := NewConsumer(eng, ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0"})
+		c, err := NewConsumer(eng, streams.ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func BenchmarkConsumeSQLite(b *testing.B) {
 		}
 		defer tr.Close()
 		publishN(b, tr.Send)
-		c, err := redisstream.NewConsumer(rdb, redisstream.ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0", Logger: slog.New(slog.DiscardHandler)})
+		c, err := redisstream.NewConsumer(rdb, streams.ConsumerConfig{Stream: stream, Group: group, Consumer: "c1", Start: "0", Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // DefaultMigrateBatch is how many entries one XRANGE page (and one target transaction)
@@ -17,7 +17,7 @@ const DefaultMigrateBatch = 1000
 
 // MigrateOptions configures Migrate.
 type MigrateOptions struct {
-	// Streams to copy. Each stream's dead-letter stream (redisstream.DLQStreamFor) is
+	// Streams to copy. Each stream's dead-letter stream (streams.DLQStreamFor) is
 	// copied too when it exists and is not listed.
 	Streams []string
 	// DryRun reads the source and reports what would be copied, writing nothing.
@@ -124,8 +124,8 @@ func (r *MigrateReport) problems() []string {
 }
 
 // migrationStreams adds each stream's existing DLQ stream to the list.
-func migrationStreams(ctx context.Context, rdb redis.UniversalClient, streams []string) ([]string, error) {
-	if len(streams) == 0 {
+func migrationStreams(ctx context.Context, rdb redis.UniversalClient, names []string) ([]string, error) {
+	if len(names) == 0 {
 		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: MigrateOptions.Streams is empty")
 	}
 	seen := map[string]bool{}
@@ -136,11 +136,11 @@ func migrationStreams(ctx context.Context, rdb redis.UniversalClient, streams []
 			out = append(out, s)
 		}
 	}
-	for _, s := range streams {
+	for _, s := range names {
 		add(s)
 	}
-	for _, s := range streams {
-		dlq := redisstream.DLQStreamFor(s)
+	for _, s := range names {
+		dlq := streams.DLQStreamFor(s)
 		n, err := rdb.Exists(ctx, dlq).Result()
 		if err != nil {
 			return nil, hub.Wrap(hub.Unavailable, err)

@@ -11,9 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -63,7 +64,7 @@ func setupMigration(t *testing.T, n int) *migBundle {
 		t.Fatal(err)
 	}
 	back := redisstream.NewBackend(rdb)
-	read := func(consumer string, count int) []streams.Entry {
+	read := func(consumer string, count int) []streamloop.Entry {
 		es, err := back.ReadGroup(ctx, b.stream, b.group, consumer, ">", count, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +87,7 @@ func setupMigration(t *testing.T, n int) *migBundle {
 			b.acked[b.ids[e.ID]] = true
 			delete(b.pending, e.ID)
 		case i == 1 || i == 3:
-			f := streams.DeadLetterFields(e.Values, "boom", 4, b.stream, b.group, e.ID, "max_deliveries")
+			f := streamloop.DeadLetterFields(e.Values, "boom", 4, b.stream, b.group, e.ID, "max_deliveries")
 			if err := back.DeadLetter(ctx, b.stream, b.group, e.ID, b.stream+streams.DLQSuffix, f); err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func TestR9_MigrationFromRedis(t *testing.T) {
 			want := n - len(b.acked) - len(b.dlq)
 			done := make(chan struct{}, n*2)
 			for _, name := range []string{"c1", "c2"} {
-				c, err := NewConsumer(eng, ConsumerConfig{Stream: b.stream, Group: b.group, Consumer: name,
+				c, err := NewConsumer(eng, streams.ConsumerConfig{Stream: b.stream, Group: b.group, Consumer: name,
 					Block: time.Second, ClaimMinIdle: time.Hour, ClaimInterval: time.Hour, Logger: testenv.Logger(t)})
 				if err != nil {
 					t.Fatal(err)

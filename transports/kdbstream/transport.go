@@ -16,8 +16,8 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // Transport appends events to kdbstream streams (the publishing half, hub.Transport).
@@ -30,7 +30,7 @@ type Transport struct {
 	eng    *engine.Engine
 	owned  bool
 	cfg    Config
-	namer  redisstream.Namer
+	namer  streams.Namer
 	closed atomic.Bool
 	once   sync.Once
 	err    error
@@ -84,7 +84,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		trim = &engine.Trim{Approx: true, MaxLen: t.cfg.MaxLen, Limit: -1}
 	}
 	for i, ev := range batch {
-		stream, fields, err := redisstream.EncodeEvent("kdbstream", t.namer, i, ev)
+		stream, fields, err := streams.EncodeEvent("kdbstream", t.namer, i, ev)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	return err
 }
 
-func streamOf(n redisstream.Namer, ev *cloudevent.Event) string {
+func streamOf(n streams.Namer, ev *cloudevent.Event) string {
 	s, _ := n(ev)
 	return s
 }

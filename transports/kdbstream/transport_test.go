@@ -10,6 +10,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
@@ -79,7 +80,7 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	t.Run("SendAfterCloseAndUnknownCategory", func(t *testing.T) {
-		tr, err := New(eng, Config{Naming: NamingCategory})
+		tr, err := New(eng, Config{Naming: streams.NamingCategory})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // URL schemes Open accepts.
@@ -57,7 +57,7 @@ func ParseURL(raw string, base Config) (engine.Config, Config, error) {
 		return ec, base, hub.Errorf(hub.InvalidArgument, "kdbstream: the URL does not parse (not shown: it may hold a password)")
 	}
 	q := u.Query()
-	if err := redisstream.ApplyURLParams("kdbstream", u, q, urlParams, urlTarget{&cfg, &ec}); err != nil {
+	if err := streams.ApplyURLParams("kdbstream", u, q, urlParams, urlTarget{&cfg, &ec}); err != nil {
 		return ec, base, err
 	}
 	switch u.Scheme {
@@ -101,11 +101,11 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 		return nil, err
 	}
 	if cfg.Namer == nil && cfg.Service == "" && cfg.Stream == "" && cfg.Naming == "" {
-		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: one of service=, stream= or naming=category is required", Redact(rawURL))
+		return nil, hub.Errorf(hub.InvalidArgument, "kdbstream: URL %s: one of service=, stream= or naming=category is required", streams.Redact(rawURL))
 	}
 	eng, err := engine.Open(ctx, ec)
 	if err != nil {
-		return nil, hub.Errorf(hub.Code(err), "kdbstream: open %s: %s", Redact(rawURL), scrub(err.Error(), rawURL))
+		return nil, hub.Errorf(hub.Code(err), "kdbstream: open %s: %s", streams.Redact(rawURL), streams.ScrubPassword(err.Error(), rawURL))
 	}
 	t, err := New(eng, cfg)
 	if err != nil {
@@ -124,8 +124,3 @@ func OpenEngine(ctx context.Context, rawURL string) (*engine.Engine, error) {
 	}
 	return engine.Open(ctx, ec)
 }
-
-func scrub(msg, raw string) string { return redisstream.ScrubPassword(msg, raw) }
-
-// Redact returns rawURL with its password replaced, for logs.
-func Redact(rawURL string) string { return redisstream.Redact(rawURL) }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 )
 
-// Backend is streams.Backend on go-redis: the commands of R4, one per method. It is
+// Backend is streamloop.Backend on go-redis: the commands of R4, one per method. It is
 // exported so the migration tooling and tests can drive a stream the way the consumer
 // does.
 type Backend struct {
@@ -39,7 +39,7 @@ func (b *Backend) CreateGroup(ctx context.Context, stream, group, start string) 
 // ReadGroup runs XREADGROUP GROUP <group> <consumer> COUNT <count> [BLOCK <ms>]
 // STREAMS <stream> <id>. For "0" reads (own pending entries) it adds one XPENDING to
 // learn each entry's delivery count, which XREADGROUP does not return.
-func (b *Backend) ReadGroup(ctx context.Context, stream, group, consumer, id string, count int, block time.Duration) ([]streams.Entry, error) {
+func (b *Backend) ReadGroup(ctx context.Context, stream, group, consumer, id string, count int, block time.Duration) ([]streamloop.Entry, error) {
 	args := &redis.XReadGroupArgs{
 		Group: group, Consumer: consumer, Streams: []string{stream, id},
 		Count: int64(count), Block: -1, // go-redis: a negative Block omits BLOCK
@@ -108,7 +108,7 @@ func (b *Backend) blockingRead(ctx context.Context, args *redis.XReadGroupArgs) 
 }
 
 // fillDeliveries sets each entry's delivery count from XPENDING.
-func (b *Backend) fillDeliveries(ctx context.Context, stream, group, consumer string, entries []streams.Entry) error {
+func (b *Backend) fillDeliveries(ctx context.Context, stream, group, consumer string, entries []streamloop.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (b *Backend) Ack(ctx context.Context, stream, group string, ids ...string) 
 
 // AutoClaim runs XAUTOCLAIM <stream> <group> <consumer> <minIdle> <cursor> COUNT
 // <count>, then one XPENDING for the claimed range to fill the delivery counts.
-func (b *Backend) AutoClaim(ctx context.Context, stream, group, consumer string, minIdle time.Duration, cursor string, count int) (string, []streams.Entry, error) {
+func (b *Backend) AutoClaim(ctx context.Context, stream, group, consumer string, minIdle time.Duration, cursor string, count int) (string, []streamloop.Entry, error) {
 	msgs, next, err := b.client.XAutoClaim(ctx, &redis.XAutoClaimArgs{
 		Stream: stream, Group: group, Consumer: consumer, MinIdle: minIdle, Start: cursor, Count: int64(count),
 	}).Result()
@@ -175,10 +175,10 @@ func (b *Backend) DeadLetter(ctx context.Context, stream, group, id, dlqStream s
 	return classify(deadLetterScript.Run(ctx, b.client, []string{stream, dlqStream}, args...).Err())
 }
 
-func toEntries(msgs []redis.XMessage, deliveries int64) []streams.Entry {
-	entries := make([]streams.Entry, len(msgs))
+func toEntries(msgs []redis.XMessage, deliveries int64) []streamloop.Entry {
+	entries := make([]streamloop.Entry, len(msgs))
 	for i, m := range msgs {
-		entries[i] = streams.Entry{ID: m.ID, Deliveries: deliveries}
+		entries[i] = streamloop.Entry{ID: m.ID, Deliveries: deliveries}
 		if m.Values != nil {
 			vals := make(map[string]string, len(m.Values))
 			for k, v := range m.Values {
@@ -191,4 +191,4 @@ func toEntries(msgs []redis.XMessage, deliveries int64) []streams.Entry {
 	return entries
 }
 
-var _ streams.Backend = (*Backend)(nil)
+var _ streamloop.Backend = (*Backend)(nil)

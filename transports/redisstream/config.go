@@ -5,14 +5,16 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // Defaults of Config.
 const (
-	// DefaultMaxLen caps each stream at about this many entries (R6: MAXLEN ~ 100000).
-	// The cap trims entries whether or not every group has read them: size it above the
-	// backlog the slowest group may build, or use MinIDAge instead.
-	DefaultMaxLen = 100000
+	// DefaultMaxLen caps each stream at about this many entries (R6: MAXLEN ~ 100000),
+	// the same cap as kdbstream's (streams.DefaultMaxLen). The cap trims entries whether
+	// or not every group has read them: size it above the backlog the slowest group may
+	// build, or use MinIDAge instead.
+	DefaultMaxLen = streams.DefaultMaxLen
 	// DefaultMaxBatch is the most events one pipelined round trip carries.
 	DefaultMaxBatch = 1000
 	// DefaultPipelines is how many pipelines may be in flight at once. Sends arriving
@@ -24,22 +26,18 @@ const (
 	RetentionE8 = 7 * 24 * time.Hour
 )
 
-// Naming conventions selectable by name in Config.Naming (and the URL's naming=).
-const (
-	NamingService  = "service"  // koder:events:<Service> (R1)
-	NamingCategory = "category" // events.<first word of type> (E8)
-)
-
 // minIDTrimInterval spaces out MINID trims of one stream: trimming by age is
 // housekeeping, and one XTRIM per stream per second is plenty.
 const minIDTrimInterval = time.Second
 
 // Config configures a Transport. Exactly one of Namer, Stream, Naming "category" or
-// Service picks the stream of each event.
+// Service picks the stream of each event; the rules are streams.Selection's, shared
+// with kdbstream, so both buses accept and name the same configurations (R9).
 type Config struct {
 	// Service is the origin service: events go to "koder:events:<Service>" (R1).
 	Service string `yaml:"service"`
-	// Naming is "service" (default when Service is set) or "category" (events.<word>).
+	// Naming is streams.NamingService ("service", the default when Service is set) or
+	// streams.NamingCategory ("category": events.<first word of type>).
 	Naming string `yaml:"naming"`
 	// Stream sends every event to this one stream (reserved prefix rules apply).
 	Stream string `yaml:"stream"`
@@ -57,7 +55,7 @@ type Config struct {
 	Name string `yaml:"name"`
 
 	// Namer overrides the naming fields with a function of the event.
-	Namer Namer `yaml:"-"`
+	Namer streams.Namer `yaml:"-"`
 	// Logger receives event_emitted (debug) and publish failures (default slog.Default()).
 	Logger *slog.Logger `yaml:"-"`
 	// Metrics receives event_count_total (default: unregistered collectors).
@@ -65,7 +63,7 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	c.Naming = DefaultNaming(c.Naming, c.Service)
+	c.Naming = streams.DefaultNaming(c.Naming, c.Service)
 	if c.MaxLen == 0 {
 		c.MaxLen = DefaultMaxLen
 	}
@@ -101,6 +99,6 @@ func (c *Config) Validate() error {
 }
 
 // selection hands the naming fields to the code shared with kdbstream.
-func (c *Config) selection() Selection {
-	return Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
+func (c *Config) selection() streams.Selection {
+	return streams.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
 }

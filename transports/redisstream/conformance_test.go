@@ -13,6 +13,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // confHarness is the transporttest Harness: a fresh stream per check on the test Redis.
@@ -54,7 +55,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 		group = "conformance-default-" + strconv.Itoa(h.group)
 		h.mu.Unlock()
 	}
-	c, err := NewConsumer(h.client, ConsumerConfig{
+	c, err := NewConsumer(h.client, streams.ConsumerConfig{
 		Stream: h.stream, Group: group, Consumer: "c-" + strconv.FormatInt(time.Now().UnixNano(), 36), Start: "0",
 		Block: 100 * time.Millisecond, ClaimMinIdle: 100 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
 		MaxDeliveries: 10, DrainTimeout: 5 * time.Second, Logger: h.logger,

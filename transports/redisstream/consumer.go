@@ -2,21 +2,14 @@ package redisstream
 
 import (
 	"context"
-	"os"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/streams"
 )
-
-// ConsumerConfig configures a Consumer: the R4 loop's settings (stream, group, consumer
-// name, COUNT/BLOCK, claim timing, MaxDeliveries, DLQ stream, concurrency, drain
-// timeout, idempotency store, version checker, logger, metrics). Its defaults are
-// streams' Default* constants; the DLQ defaults to DLQStreamFor(Stream) and Consumer
-// to the host name.
-type ConsumerConfig = streams.Config
 
 // Consumer reads one stream as a member of a consumer group (R4, hub.Consumer): own
 // pending entries first, then new ones in batches of 100; handler; one XACK per batch;
@@ -25,39 +18,23 @@ type ConsumerConfig = streams.Config
 // versions go there at once. The loop itself lives in internal/streams, shared with
 // kdbstream. Close leaves the client open.
 type Consumer struct {
-	*streams.Consumer
+	*streamloop.Consumer
 	backend *Backend
 	client  redis.UniversalClient
 	once    sync.Once
 }
 
 // NewConsumer validates cfg (the group must follow R3's <service>-<purpose>) and returns
-// a Consumer over client. It does no I/O: Start creates the group.
-func NewConsumer(client redis.UniversalClient, cfg ConsumerConfig) (*Consumer, error) {
+// a Consumer over client. It does no I/O: Start creates the group. cfg is the
+// configuration kdbstream's NewConsumer takes too; its defaults are the streams
+// package's Default* constants, the DLQ defaults to streams.DLQStreamFor(Stream) and
+// Consumer to the host name.
+func NewConsumer(client redis.UniversalClient, cfg streams.ConsumerConfig) (*Consumer, error) {
 	if client == nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "redisstream: nil client")
 	}
-	if err := ValidateGroup(cfg.Group); err != nil {
-		return nil, err
-	}
-	if err := ValidateStream(cfg.Stream); err != nil {
-		return nil, err
-	}
-	if cfg.DLQStream == "" {
-		cfg.DLQStream = DLQStreamFor(cfg.Stream)
-	}
-	if cfg.Consumer == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			return nil, hub.Errorf(hub.InvalidArgument, "redisstream: ConsumerConfig.Consumer is required (no host name to default to)")
-		}
-		cfg.Consumer = host
-	}
-	if cfg.Transport == "" {
-		cfg.Transport = DefaultName
-	}
 	b := NewBackend(client)
-	c, err := streams.New(b, cfg)
+	c, err := streamloop.ForTransport(DefaultName, b, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +42,7 @@ func NewConsumer(client redis.UniversalClient, cfg ConsumerConfig) (*Consumer, e
 }
 
 // NewConsumer returns a Consumer sharing the transport's client.
-func (t *Transport) NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+func (t *Transport) NewConsumer(cfg streams.ConsumerConfig) (*Consumer, error) {
 	return NewConsumer(t.client, cfg)
 }
 
@@ -76,8 +53,8 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 	return c.Consumer.Start(ctx, h)
 }
 
-// Close stops the consumer (see streams.Consumer.Close) and releases its dedicated
-// read connections.
+// Close stops the consumer (see internal/streams' Consumer.Close) and releases its
+// dedicated read connections.
 func (c *Consumer) Close() error {
 	err := c.Consumer.Close()
 	c.backend.blocker.close()

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 )
 
 // DeadLetter is one entry of a dead-letter stream, split into the original entry and
@@ -101,11 +101,11 @@ func (d *DLQ) Replay(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	if dl.SourceStream == "" {
-		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streams.FieldSourceStream)
+		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streamloop.FieldSourceStream)
 	}
 	args := make([]any, 0, 2+2*len(dl.Fields))
 	args = append(args, id, strconv.Itoa(DefaultMaxLen))
-	for _, f := range streams.OrderedFields(dl.Fields) {
+	for _, f := range streamloop.OrderedFields(dl.Fields) {
 		args = append(args, f)
 	}
 	newID, err := replayScript.Run(ctx, d.client, []string{d.stream, dl.SourceStream}, args...).Text()
@@ -130,14 +130,14 @@ func (d *DLQ) Purge(ctx context.Context, ids ...string) (int64, error) {
 }
 
 func toDeadLetter(m redis.XMessage) DeadLetter {
-	original, meta := streams.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
+	original, meta := streamloop.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
 	dl := DeadLetter{
 		ID: m.ID, Fields: original,
-		Error: meta[streams.FieldError], Reason: meta[streams.FieldReason],
-		SourceStream: meta[streams.FieldSourceStream], Group: meta[streams.FieldGroup],
-		OriginalID: meta[streams.FieldOriginalID],
+		Error: meta[streamloop.FieldError], Reason: meta[streamloop.FieldReason],
+		SourceStream: meta[streamloop.FieldSourceStream], Group: meta[streamloop.FieldGroup],
+		OriginalID: meta[streamloop.FieldOriginalID],
 	}
-	dl.Deliveries, _ = strconv.ParseInt(meta[streams.FieldDeliveryCount], 10, 64)
+	dl.Deliveries, _ = strconv.ParseInt(meta[streamloop.FieldDeliveryCount], 10, 64)
 	if ms, _, _ := strings.Cut(m.ID, "-"); ms != "" {
 		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
 			dl.Time = time.UnixMilli(n).UTC()

@@ -9,9 +9,9 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // TestW3_DLQOperations dead-letters events for real, then lists, inspects, replays
@@ -31,7 +31,7 @@ func TestW3_DLQOperations(t *testing.T) {
 
 	var healed atomic.Bool
 	handled := make(chan string, 8)
-	cons, err := NewConsumer(c, ConsumerConfig{
+	cons, err := NewConsumer(c, streams.ConsumerConfig{
 		Stream: stream, Group: "ops-test", Consumer: "c1", Start: "0", MaxDeliveries: 1,
 		Block: 100 * time.Millisecond, Logger: testenv.Logger(t),
 	})
@@ -57,7 +57,7 @@ func TestW3_DLQOperations(t *testing.T) {
 	if err := tr.Send(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
-	d := NewDLQ(c, DLQStreamFor(stream))
+	d := NewDLQ(c, streams.DLQStreamFor(stream))
 	testenv.WaitFor(t, 10*time.Second, "3 dead letters", func() bool { n, _ := d.Len(ctx); return n == 3 })
 
 	list, err := d.List(ctx, "", 2)

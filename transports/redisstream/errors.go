@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 )
 
 // redisErrorCodes maps the first word of a Redis error reply to a hub code. Sources:
@@ -110,10 +110,10 @@ func codeOf(err error) hub.ErrorCode {
 }
 
 // readError classifies a group read error, marking a missing group or stream with
-// streams.ErrNoGroup so the consumer loop re-creates it.
+// streamloop.ErrNoGroup so the consumer loop re-creates it.
 func readError(err error) error {
 	if err != nil && redis.HasErrorPrefix(err, "NOGROUP") {
-		return fmt.Errorf("%w: %w", streams.ErrNoGroup, classify(err))
+		return fmt.Errorf("%w: %w", streamloop.ErrNoGroup, classify(err))
 	}
 	return classify(err)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 )
 
 // redisErr builds a server error reply the way go-redis surfaces it.
@@ -79,7 +79,7 @@ func TestErrorCode(t *testing.T) {
 	t.Run("NoGroupMarksReadErrors", func(t *testing.T) {
 		t.Parallel()
 		err := readError(redisErr("NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"))
-		if !errors.Is(err, streams.ErrNoGroup) || hub.Code(err) != hub.NotFound {
+		if !errors.Is(err, streamloop.ErrNoGroup) || hub.Code(err) != hub.NotFound {
 			t.Fatalf("readError: %v (code %v)", err, hub.Code(err))
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/redisstream"
 )
 
@@ -52,26 +53,12 @@ func ExampleNew() {
 	_ = h.Forward("identity.#", tr)
 }
 
-// Namers map events to streams: per origin service (R1) or per category (E8).
-func ExampleNamer() {
-	ev := cloudevent.New("/identity", "user.created")
-	perService, _ := redisstream.PerService("id")(ev)
-	perCategory, _ := redisstream.PerCategory()(ev)
-	fmt.Println(perService, redisstream.DLQStreamFor(perService))
-	fmt.Println(perCategory, redisstream.DLQStreamFor(perCategory))
-	fmt.Println(redisstream.ValidateGroup("auth-erasure-cascade") == nil, redisstream.ValidateGroup("auth") == nil)
-	// Output:
-	// koder:events:id koder:events:id:dlq
-	// events.user events.dlq
-	// true false
-}
-
 // A consumer group of the auth service (R3, R4): idempotent by event id (R5),
 // dead-letters after 3 failed deliveries.
 func ExampleNewConsumer() {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer client.Close()
-	c, err := redisstream.NewConsumer(client, redisstream.ConsumerConfig{
+	c, err := redisstream.NewConsumer(client, streams.ConsumerConfig{
 		Stream:      "koder:events:id",
 		Group:       "auth-erasure-cascade",
 		Consumer:    "auth-7f9c",

@@ -9,6 +9,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // TestFault_RedisRestartWhileFlowing kills (SIGKILL) a Redis the test owns while events
@@ -27,7 +28,7 @@ func TestFault_RedisRestartWhileFlowing(t *testing.T) {
 
 	var mu sync.Mutex
 	handled := map[string]bool{}
-	c, err := NewConsumer(ownClient(t, srv), ConsumerConfig{
+	c, err := NewConsumer(ownClient(t, srv), streams.ConsumerConfig{
 		Stream: stream, Group: "fault-restart", Consumer: "c1", Start: "0", Count: 10,
 		Block: 100 * time.Millisecond, ClaimMinIdle: 300 * time.Millisecond, ClaimInterval: 100 * time.Millisecond,
 		MaxDeliveries: 100, Logger: testenv.Logger(t),
@@ -109,7 +110,7 @@ func TestFault_DeadConsumerPendingClaimed(t *testing.T) {
 	if err := tr.Send(context.Background(), newEvents(t, total)); err != nil {
 		t.Fatal(err)
 	}
-	cfg := ConsumerConfig{
+	cfg := streams.ConsumerConfig{
 		Stream: stream, Group: "fault-claim", Start: "0", Count: total,
 		Block: 100 * time.Millisecond, ClaimMinIdle: 300 * time.Millisecond, ClaimInterval: 100 * time.Millisecond,
 		DrainTimeout: 200 * time.Millisecond, Logger: testenv.Logger(t),
@@ -184,7 +185,7 @@ func TestFault_RedisLosesData(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	got := make(chan string, 4)
-	c, err := NewConsumer(ownClient(t, srv), ConsumerConfig{
+	c, err := NewConsumer(ownClient(t, srv), streams.ConsumerConfig{
 		Stream: stream, Group: "fault-volatile", Consumer: "c1",
 		Block: 100 * time.Millisecond, Logger: testenv.Logger(t),
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // failSignal wraps a transport and signals each failed Send.
@@ -60,7 +61,7 @@ func TestN1_RedisDownOnPublish(t *testing.T) {
 	observed := &failSignal{Transport: tr, failed: make(chan error, 1)}
 
 	cross := make(chan string, 8)
-	c, err := NewConsumer(ownClient(t, srv), ConsumerConfig{
+	c, err := NewConsumer(ownClient(t, srv), streams.ConsumerConfig{
 		Stream: stream, Group: "auth-erasure-cascade", Consumer: "auth-1", Start: "0",
 		Block: 100 * time.Millisecond, ClaimMinIdle: 200 * time.Millisecond, ClaimInterval: 100 * time.Millisecond,
 		Logger: testenv.Logger(t),

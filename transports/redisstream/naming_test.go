@@ -3,76 +3,24 @@ package redisstream
 import (
 	"testing"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
-func TestR1_Naming(t *testing.T) {
+// TestR1_NamingEnforced: the transport applies the shared naming rules (package
+// streams, TestR1_Naming there) to its Config.
+func TestR1_NamingEnforced(t *testing.T) {
 	t.Parallel()
-	ev := cloudevent.New("/id", "identity.user.erased")
-	t.Run("PerService", func(t *testing.T) {
-		t.Parallel()
-		got, err := PerService("id")(ev)
-		if err != nil || got != "koder:events:id" {
-			t.Fatalf("PerService(id) = %q, %v", got, err)
-		}
-	})
-	t.Run("PerCategory", func(t *testing.T) {
-		t.Parallel()
-		for typ, want := range map[string]string{
-			"user.created": "events.user", "session.revoked": "events.session",
-			"identity.user.erased": "events.identity", "organization.member.added": "events.organization",
-		} {
-			got, err := PerCategory()(cloudevent.New("/id", typ))
-			if err != nil || got != want {
-				t.Errorf("PerCategory(%s) = %q, %v; want %q", typ, got, err, want)
-			}
-		}
-		if _, err := PerCategory()(cloudevent.New("/id", "dlq.replayed")); hub.Code(err) != hub.InvalidArgument {
-			t.Errorf("type dlq.* must not name the dead-letter stream: %v", err)
-		}
-	})
-	t.Run("ReservedPrefix", func(t *testing.T) {
-		t.Parallel()
-		for stream, ok := range map[string]bool{
-			"koder:events:id": true, "koder:events:id:dlq": true, "koder:events:auth-svc": true,
-			"koder:events:": false, "koder:events:ID": false, "koder:events:id:extra": false,
-			"koder:events:id:dlq:x": false, "events.user": true, "my-stream": true, "": false,
-		} {
-			if err := ValidateStream(stream); (err == nil) != ok {
-				t.Errorf("ValidateStream(%q) = %v, want ok=%v", stream, err, ok)
-			}
-		}
-		if _, err := PerService("Bad Name")(ev); hub.Code(err) != hub.InvalidArgument {
-			t.Errorf("PerService with a bad name: %v", err)
-		}
-		if _, err := New(newNilClient(), Config{Stream: "koder:events:a:b"}); hub.Code(err) != hub.InvalidArgument {
-			t.Errorf("New with a reserved-prefix misuse: %v", err)
-		}
-	})
-	t.Run("DLQNames", func(t *testing.T) {
-		t.Parallel()
-		if got := DLQStreamFor("koder:events:id"); got != "koder:events:id:dlq" {
-			t.Errorf("DLQStreamFor per service = %q", got)
-		}
-		if got := DLQStreamFor("events.user"); got != CategoryDLQ {
-			t.Errorf("DLQStreamFor per category = %q, want %q (E8)", got, CategoryDLQ)
-		}
-	})
+	if _, err := New(newNilClient(), Config{Stream: "koder:events:a:b"}); hub.Code(err) != hub.InvalidArgument {
+		t.Errorf("New with a reserved-prefix misuse: %v", err)
+	}
 }
 
-func TestR3_GroupNames(t *testing.T) {
+// TestR3_GroupNamesEnforced: NewConsumer refuses a group that breaks R3 (the rule
+// itself is pinned by TestR3_GroupNames in package streams).
+func TestR3_GroupNamesEnforced(t *testing.T) {
 	t.Parallel()
-	for group, ok := range map[string]bool{
-		"auth-erasure-cascade": true, "sso-erasure-cascade": true, "keys-erasure-cascade": true,
-		"billing-invoices": true, "auth": false, "Auth-Erasure": false, "auth_erasure": false,
-		"-auth-x": false, "auth--x": false, "auth-": false, "": false, "auth erasure": false,
-	} {
-		if err := ValidateGroup(group); (err == nil) != ok {
-			t.Errorf("ValidateGroup(%q) = %v, want ok=%v", group, err, ok)
-		}
-	}
-	if _, err := NewConsumer(newNilClient(), ConsumerConfig{Stream: "s", Group: "nogroupdash", Consumer: "c"}); hub.Code(err) != hub.InvalidArgument {
+	if _, err := NewConsumer(newNilClient(), streams.ConsumerConfig{Stream: "s", Group: "nogroupdash", Consumer: "c"}); hub.Code(err) != hub.InvalidArgument {
 		t.Errorf("NewConsumer with a group breaking R3: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // recordLog keeps every slog record's message, level and attribute keys.
@@ -67,7 +68,7 @@ func TestR8_LogsAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tr.Close(); c.Del(context.Background(), stream, stream+":dlq") })
-	cons, err := NewConsumer(c, ConsumerConfig{
+	cons, err := NewConsumer(c, streams.ConsumerConfig{
 		Stream: stream, Group: "obs-test", Consumer: "c1", Start: "0", Block: 100 * time.Millisecond,
 		ClaimMinIdle: 100 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
 		Logger: logger, Metrics: metrics,

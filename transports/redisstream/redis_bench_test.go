@@ -18,6 +18,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // Benchmarks compare the transport with the raw go-redis commands it issues and with
@@ -199,7 +200,7 @@ func BenchmarkConsume(b *testing.B) {
 		var handled atomic.Int64
 		done := make(chan struct{})
 		n := int64(b.N)
-		cons, err := NewConsumer(c, ConsumerConfig{Stream: stream, Group: "bench-consume", Consumer: "c1", Start: "0", Logger: quiet})
+		cons, err := NewConsumer(c, streams.ConsumerConfig{Stream: stream, Group: "bench-consume", Consumer: "c1", Start: "0", Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -288,7 +289,7 @@ func BenchmarkLatency(b *testing.B) {
 		stream := benchStream(b, c)
 		tr := benchTransport(b, c, stream)
 		rec := newLatencies(b.N)
-		cons, err := NewConsumer(c, ConsumerConfig{Stream: stream, Group: "bench-latency", Consumer: "c1", Start: "0", Logger: quiet})
+		cons, err := NewConsumer(c, streams.ConsumerConfig{Stream: stream, Group: "bench-latency", Consumer: "c1", Start: "0", Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}

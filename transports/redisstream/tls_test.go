@@ -12,6 +12,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // TestR7_TLSAndAuth runs the transport against a redis-server of its own that speaks
@@ -55,7 +56,7 @@ func TestR7_TLSAndAuth(t *testing.T) {
 	roundTrip := func(t *testing.T, raw, user string) {
 		tr, client := connect(t, raw, true)
 		stream := tr.cfg.Stream
-		c, err := NewConsumer(client, ConsumerConfig{
+		c, err := NewConsumer(client, streams.ConsumerConfig{
 			Stream: stream, Group: "auth-erasure-cascade", Consumer: "c1", Start: "0",
 			Block: 100 * time.Millisecond, Logger: testenv.Logger(t),
 		})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // Transport appends events to Redis streams (the publishing half, hub.Transport).
@@ -34,7 +35,7 @@ type Transport struct {
 	client redis.UniversalClient
 	owned  bool
 	cfg    Config
-	namer  Namer
+	namer  streams.Namer
 	trim   *minIDTrimmer
 
 	mu       sync.Mutex
@@ -95,7 +96,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	}
 	args := make([]redis.XAddArgs, len(batch))
 	for i, ev := range batch {
-		stream, fields, err := EncodeEvent("redisstream", t.namer, i, ev)
+		stream, fields, err := streams.EncodeEvent("redisstream", t.namer, i, ev)
 		if err != nil {
 			return err
 		}

@@ -5,12 +5,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // URL schemes and the environment variable of the default path (R7).
@@ -48,14 +48,14 @@ func ParseURL(raw string, base Config) (*redis.Options, Config, error) {
 	}
 	cfg := base
 	q := u.Query()
-	if err := ApplyURLParams("redisstream", u, q, urlParams, &cfg); err != nil {
+	if err := streams.ApplyURLParams("redisstream", u, q, urlParams, &cfg); err != nil {
 		return nil, base, err
 	}
 	u.RawQuery = q.Encode()
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		// go-redis rejects unknown parameters ("unexpected option") itself.
-		return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: %s", u.Redacted(), scrub(err.Error(), raw))
+		return nil, base, hub.Errorf(hub.InvalidArgument, "redisstream: URL %s: %s", u.Redacted(), streams.ScrubPassword(err.Error(), raw))
 	}
 	return opts, cfg, nil
 }
@@ -91,29 +91,4 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 	t.owned = true
 	WarnIfVolatile(ctx, client, t.cfg.Logger)
 	return t, nil
-}
-
-// scrub removes the URL's password from a message.
-func scrub(msg, raw string) string { return ScrubPassword(msg, raw) }
-
-// ScrubPassword replaces the password of URL raw wherever it occurs in msg (a driver's
-// error may quote the DSN), for errors and logs of any transport opened from a URL.
-func ScrubPassword(msg, raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return msg
-	}
-	if p, ok := u.User.Password(); ok && p != "" {
-		msg = strings.ReplaceAll(msg, p, "xxxxx")
-	}
-	return msg
-}
-
-// Redact returns rawURL with its password replaced, for logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	return u.Redacted()
 }

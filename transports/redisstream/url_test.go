@@ -8,6 +8,7 @@ import (
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 func TestR7_URL(t *testing.T) {
@@ -28,7 +29,7 @@ func TestR7_URL(t *testing.T) {
 	t.Run("PlainKeepsBase", func(t *testing.T) {
 		t.Parallel()
 		opts, cfg, err := ParseURL("redis://127.0.0.1:6379/0?naming=category", Config{MaxLen: 7})
-		if err != nil || opts.TLSConfig != nil || cfg.Naming != NamingCategory || cfg.MaxLen != 7 {
+		if err != nil || opts.TLSConfig != nil || cfg.Naming != streams.NamingCategory || cfg.MaxLen != 7 {
 			t.Fatalf("opts %+v cfg %+v err %v", opts, cfg, err)
 		}
 	})
@@ -44,13 +45,13 @@ func TestR7_URL(t *testing.T) {
 		} {
 			_, _, err := ParseURL(raw, Config{})
 			if hub.Code(err) != hub.InvalidArgument {
-				t.Errorf("ParseURL(%q): %v, want InvalidArgument", Redact(raw), err)
+				t.Errorf("ParseURL(%q): %v, want InvalidArgument", streams.Redact(raw), err)
 			}
 			if err != nil && strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("error shows the password: %v", err)
 			}
 		}
-		if got := Redact("rediss://alice:s3cret@host:6379/0"); strings.Contains(got, "s3cret") {
+		if got := streams.Redact("rediss://alice:s3cret@host:6379/0"); strings.Contains(got, "s3cret") {
 			t.Errorf("Redact = %q", got)
 		}
 	})

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // T1RoundTrip: publish, group read, the handler gets the same envelope, the entry is acked.
@@ -189,17 +190,17 @@ func T4DeadLetter(t *testing.T, h Harness) {
 	d := dlq[0]
 	want := map[string]string{
 		"event_id": ev.ID, "type": ev.Type, "tenant_id": "tenant-A",
-		streams.FieldError: "permanent failure #3", streams.FieldDeliveryCount: "3",
-		streams.FieldSourceStream: stream, streams.FieldGroup: cfg.Group,
-		streams.FieldReason: streams.ReasonMaxDeliveries,
+		streamloop.FieldError: "permanent failure #3", streamloop.FieldDeliveryCount: "3",
+		streamloop.FieldSourceStream: stream, streamloop.FieldGroup: cfg.Group,
+		streamloop.FieldReason: streams.ReasonMaxDeliveries,
 	}
 	for k, v := range want {
 		if d[k] != v {
 			t.Errorf("DLQ field %s = %q, want %q (entry %v)", k, d[k], v, d)
 		}
 	}
-	if d[streams.FieldOriginalID] == "" {
-		t.Errorf("DLQ entry lacks %s: %v", streams.FieldOriginalID, d)
+	if d[streamloop.FieldOriginalID] == "" {
+		t.Errorf("DLQ entry lacks %s: %v", streamloop.FieldOriginalID, d)
 	}
 	if len(dlq) != 1 {
 		t.Fatalf("DLQ holds %d entries, want 1", len(dlq))

@@ -1,5 +1,5 @@
 // Package streamtest is seed 000's test contract (T1-T5, N2, plus crash recovery and
-// claiming from a dead consumer) as one suite over a streams.Backend, so the Redis
+// claiming from a dead consumer) as one suite over a streamloop.Backend, so the Redis
 // transport and kdbstream prove the same behaviour with the same code.
 //
 // A backend plugs in with a Harness and one test per contract item:
@@ -17,15 +17,16 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // Harness is what a backend gives the suite. Every function must be safe for
 // concurrent use by parallel tests.
 type Harness struct {
 	// Backend is the implementation under test.
-	Backend streams.Backend
+	Backend streamloop.Backend
 	// Append writes one entry with exactly these flat fields (key, value pairs), by-passing
 	// the event codec: how the suite writes hand-made and malformed entries.
 	Append func(ctx context.Context, stream string, fields ...string) error
@@ -77,12 +78,12 @@ func Run(t *testing.T, h Harness) {
 
 // FastConfig is a consumer configuration for tests: short blocks and claim times so a
 // retry takes a fraction of a second instead of R4's production timings.
-func FastConfig(t *testing.T, h Harness, stream string) streams.Config {
+func FastConfig(t *testing.T, h Harness, stream string) streams.ConsumerConfig {
 	minIdle := 150 * time.Millisecond
 	if h.ClaimMinIdle > 0 {
 		minIdle = h.ClaimMinIdle
 	}
-	return streams.Config{
+	return streams.ConsumerConfig{
 		Stream:        stream,
 		DLQStream:     stream + streams.DLQSuffix,
 		Group:         "test-" + testenv.Name(t),
@@ -99,11 +100,11 @@ func FastConfig(t *testing.T, h Harness, stream string) streams.Config {
 }
 
 // StartConsumer builds and starts a consumer, closing it at the end of t.
-func StartConsumer(t *testing.T, h Harness, cfg streams.Config, fn hub.Handler) *streams.Consumer {
+func StartConsumer(t *testing.T, h Harness, cfg streams.ConsumerConfig, fn hub.Handler) *streamloop.Consumer {
 	t.Helper()
-	c, err := streams.New(h.Backend, cfg)
+	c, err := streamloop.New(h.Backend, cfg)
 	if err != nil {
-		t.Fatalf("streams.New: %v", err)
+		t.Fatalf("streamloop.New: %v", err)
 	}
 	if err := c.Start(testenv.Context(t, time.Minute), fn); err != nil {
 		t.Fatalf("Start: %v", err)

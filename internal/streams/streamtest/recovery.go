@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/streams"
+	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/testenv"
 )
 
@@ -84,14 +84,14 @@ func ClaimFromDeadConsumer(t *testing.T, h Harness) {
 func CloseDrains(t *testing.T, h Harness) {
 	stream := testenv.Name(t)
 	cfg := FastConfig(t, h, stream)
-	c, err := streams.New(h.Backend, cfg)
+	c, err := streamloop.New(h.Backend, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close before Start: %v", err)
 	}
-	c, _ = streams.New(h.Backend, cfg)
+	c, _ = streamloop.New(h.Backend, cfg)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
 	if err := c.Start(context.Background(), func(ctx context.Context, ev *cloudevent.Event) error {

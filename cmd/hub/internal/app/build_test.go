@@ -66,7 +66,7 @@ func TestLintModules(t *testing.T) {
 			nil, []string{`hub.yaml:7:12: sources.in.block: duration 5 needs a unit`}},
 		{"GroupNaming",
 			"sources:\n  in:\n    type: redisstream\n    url: redis://x\n    stream: s\n    group: Ingest\n",
-			nil, []string{`hub.yaml:6:12: sources.in.group: redisstream: group "Ingest" must be <service>-<purpose>`}},
+			nil, []string{`hub.yaml:6:12: sources.in.group: streams: group "Ingest" must be <service>-<purpose>`}},
 		{"HTTPSourceBadListen",
 			"sources:\n  in:\n    type: http\n    listen: 8080\n",
 			nil, []string{`hub.yaml:4:13: sources.in.listen: expected host:port, got "8080"`}},

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	hubstreams "github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -55,7 +56,7 @@ database unreachable, 2 usage.`,
 			rdb := redis.NewClient(opts)
 			defer rdb.Close()
 			if err := rdb.Ping(cmd.Context()).Err(); err != nil {
-				return exitf(ExitUnavailable, "redis %s: %v", redisstream.Redact(redisURL), err)
+				return exitf(ExitUnavailable, "redis %s: %v", hubstreams.Redact(redisURL), err)
 			}
 			r, err := openKDBReader(cmd.Context(), env, kdb, "")
 			if err != nil {

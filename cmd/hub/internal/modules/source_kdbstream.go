@@ -7,6 +7,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
@@ -22,7 +23,7 @@ type KDBSource struct {
 	// Idempotency skips events this group already processed (R5). Default true.
 	Idempotency *bool `yaml:"idempotency"`
 
-	kdbstream.ConsumerConfig `yaml:",inline"`
+	streams.ConsumerConfig `yaml:",inline"`
 
 	eng   *engine.Engine
 	owned bool

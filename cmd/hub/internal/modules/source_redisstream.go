@@ -8,6 +8,7 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/redisstream"
 )
 
@@ -23,7 +24,7 @@ type RedisSource struct {
 	// idempotency_ttl). Default true.
 	Idempotency *bool `yaml:"idempotency"`
 
-	redisstream.ConsumerConfig `yaml:",inline"`
+	streams.ConsumerConfig `yaml:",inline"`
 
 	client redis.UniversalClient
 	c      *redisstream.Consumer

@@ -8,9 +8,9 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/shared"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 func init() { registry.Register(new(KDBTransport)) }
@@ -55,7 +55,7 @@ func (m *KDBTransport) Validate() error {
 		cfg = c
 	}
 	if cfg.Naming == "" && cfg.Service != "" {
-		cfg.Naming = kdbstream.NamingService
+		cfg.Naming = streams.NamingService
 	}
 	return cfg.Validate()
 }
@@ -83,8 +83,8 @@ func (m *KDBTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tran
 // stream is the fixed stream this transport writes, when it has one.
 func (m *KDBTransport) stream() string { return m.selection().FixedStream() }
 
-func (m *KDBTransport) selection() redisstream.Selection {
-	return redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
+func (m *KDBTransport) selection() streams.Selection {
+	return streams.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
 }
 
 // DLQ operates the dead-letter stream of the transport's stream.

@@ -9,6 +9,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/redisstream"
 )
 
@@ -56,7 +57,7 @@ func validateRedis(url string, c redisstream.Config) error {
 		return registry.Field("url", "%v", err)
 	}
 	if cfg.Naming == "" && cfg.Service != "" {
-		cfg.Naming = redisstream.NamingService
+		cfg.Naming = streams.NamingService
 	}
 	return cfg.Validate()
 }
@@ -76,8 +77,8 @@ func (m *RedisTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tr
 // stream is the fixed stream this transport writes, when it has one.
 func (m *RedisTransport) stream() string { return m.selection().FixedStream() }
 
-func (m *RedisTransport) selection() redisstream.Selection {
-	return redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
+func (m *RedisTransport) selection() streams.Selection {
+	return streams.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
 }
 
 // DLQ is the dead-letter stream of the transport's stream (category naming: events.dlq).

@@ -1,12 +1,16 @@
-package redisstream
+package streams
 
 import (
-	"fmt"
-	"net/url"
 	"time"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+)
+
+// Naming conventions selectable by name in a publisher Config's Naming field (and the
+// URL's naming= parameter) of either transport.
+const (
+	NamingService  = "service"  // koder:events:<Service> (R1)
+	NamingCategory = "category" // events.<first word of type> (E8)
 )
 
 // Selection is the stream-selection part of a publisher Config: which stream each
@@ -95,39 +99,4 @@ func (s Selection) DLQStream() string {
 		return CategoryDLQ
 	}
 	return ""
-}
-
-// EncodeEvent names the stream of the i-th event of a batch and encodes its R2 fields,
-// the per-event step of both transports' Send. Errors name transport and the event.
-func EncodeEvent(transport string, namer Namer, i int, ev *cloudevent.Event) (stream string, fields []string, err error) {
-	stream, err = namer(ev)
-	if err != nil {
-		return "", nil, hub.Wrap(hub.InvalidArgument, err)
-	}
-	fields, err = cloudevent.EncodeFields(ev)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: event %d (%s): %w", transport, i, ev.ID, err)
-	}
-	return stream, fields, nil
-}
-
-// ApplyURLParams applies to target the query parameters of q that params knows, one
-// value each, and deletes them from q (what remains is the driver's business). u is
-// the parsed URL, only for redacted error messages. Both transports' ParseURL use it,
-// so a parameter given twice or a bad value is reported the same way on either bus.
-func ApplyURLParams[T any](transport string, u *url.URL, q url.Values, params map[string]func(T, string) error, target T) error {
-	for k, vs := range q {
-		set, ok := params[k]
-		if !ok {
-			continue
-		}
-		if len(vs) != 1 {
-			return hub.Errorf(hub.InvalidArgument, "%s: URL %s: parameter %s given %d times", transport, u.Redacted(), k, len(vs))
-		}
-		if err := set(target, vs[0]); err != nil {
-			return hub.Errorf(hub.InvalidArgument, "%s: URL %s: parameter %s: %v", transport, u.Redacted(), k, err)
-		}
-		q.Del(k)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package redisstream
+package streams
 
 import (
 	"regexp"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
 )
 
 // Stream naming conventions.
@@ -16,8 +15,6 @@ const (
 	ReservedPrefix = "koder:events:"
 	// CategoryPrefix starts seed 001's per-category streams (E8: "events.user").
 	CategoryPrefix = "events."
-	// CategoryDLQ is the single dead-letter stream of the per-category convention (E6, E8).
-	CategoryDLQ = "events.dlq"
 )
 
 var (
@@ -33,7 +30,7 @@ type Namer func(ev *cloudevent.Event) (string, error)
 
 // PerService is R1's convention: every event of the origin service goes to
 // "koder:events:<service>" (PerService("id") -> "koder:events:id"). A service name that
-// is not lowercase words fails every Send with InvalidArgument (and Config.Validate).
+// is not lowercase words fails every call with InvalidArgument (and Selection.Validate).
 func PerService(service string) Namer {
 	err := ValidateService(service)
 	stream := ReservedPrefix + service
@@ -47,7 +44,7 @@ func PerCategory() Namer {
 	return func(ev *cloudevent.Event) (string, error) {
 		word, _, _ := strings.Cut(ev.Type, ".")
 		if !category.MatchString(word) || word == "dlq" {
-			return "", hub.Errorf(hub.InvalidArgument, "redisstream: type %q has no usable category word for an events.<category> stream", ev.Type)
+			return "", hub.Errorf(hub.InvalidArgument, "streams: type %q has no usable category word for an events.<category> stream", ev.Type)
 		}
 		return CategoryPrefix + word, nil
 	}
@@ -62,7 +59,7 @@ func Fixed(stream string) Namer {
 // ValidateService checks a service name used in "koder:events:<service>".
 func ValidateService(service string) error {
 	if !serviceName.MatchString(service) {
-		return hub.Errorf(hub.InvalidArgument, "redisstream: service name %q must be lowercase words (a-z, 0-9) joined by '-' or '_'", service)
+		return hub.Errorf(hub.InvalidArgument, "streams: service name %q must be lowercase words (a-z, 0-9) joined by '-' or '_'", service)
 	}
 	return nil
 }
@@ -71,15 +68,15 @@ func ValidateService(service string) error {
 // service's stream ("koder:events:<service>") or its dead-letter ("…:dlq").
 func ValidateStream(stream string) error {
 	if stream == "" {
-		return hub.Errorf(hub.InvalidArgument, "redisstream: empty stream name")
+		return hub.Errorf(hub.InvalidArgument, "streams: empty stream name")
 	}
 	rest, ok := strings.CutPrefix(stream, ReservedPrefix)
 	if !ok {
 		return nil
 	}
-	rest = strings.TrimSuffix(rest, streams.DLQSuffix)
+	rest = strings.TrimSuffix(rest, DLQSuffix)
 	if ValidateService(rest) != nil {
-		return hub.Errorf(hub.InvalidArgument, "redisstream: %q uses the reserved prefix %q but is not %s<service>[%s]", stream, ReservedPrefix, ReservedPrefix, streams.DLQSuffix)
+		return hub.Errorf(hub.InvalidArgument, "streams: %q uses the reserved prefix %q but is not %s<service>[%s]", stream, ReservedPrefix, ReservedPrefix, DLQSuffix)
 	}
 	return nil
 }
@@ -87,16 +84,7 @@ func ValidateStream(stream string) error {
 // ValidateGroup checks R3's group naming, "<service>-<purpose>" (auth-erasure-cascade).
 func ValidateGroup(group string) error {
 	if !groupName.MatchString(group) {
-		return hub.Errorf(hub.InvalidArgument, "redisstream: group %q must be <service>-<purpose>: lowercase words joined by '-', e.g. auth-erasure-cascade (R3)", group)
+		return hub.Errorf(hub.InvalidArgument, "streams: group %q must be <service>-<purpose>: lowercase words joined by '-', e.g. auth-erasure-cascade (R3)", group)
 	}
 	return nil
-}
-
-// DLQStreamFor is the dead-letter stream of a stream: "events.dlq" for per-category
-// streams (E8), "<stream>:dlq" otherwise (R4.6).
-func DLQStreamFor(stream string) string {
-	if strings.HasPrefix(stream, CategoryPrefix) {
-		return CategoryDLQ
-	}
-	return stream + streams.DLQSuffix
 }
