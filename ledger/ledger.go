@@ -141,6 +141,7 @@ func (l *Ledger) insertConfig() *river.Config {
 		FetchCooldown:       l.cfg.FetchCooldown,
 		FetchPollInterval:   l.cfg.FetchPollInterval,
 		JobTimeout:          l.cfg.JobTimeout,
+		Hooks:               []rivertype.Hook{createdAtHook},
 		// River's own rescuer is only a backstop behind the lease sweep: it discards
 		// stuck jobs whose kind the leader has no worker for (a relay-only leader would
 		// discard webhook deliveries), so the sweep must always see them first.
