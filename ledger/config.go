@@ -57,6 +57,23 @@ const (
 	DefaultBusyTimeout = 10 * time.Second
 )
 
+// Presence defaults (see presence.go): how soon a dead process's running jobs are taken
+// over without waiting for the lease.
+const (
+	// DefaultPresenceInterval is how often each started Ledger looks for running jobs
+	// whose worker is gone (one indexed query; a presence test only when a foreign
+	// worker holds jobs). On PostgreSQL the Ledger also checks its own presence
+	// connection at twice this rate.
+	DefaultPresenceInterval = time.Second
+
+	// DefaultPresenceGrace (PostgreSQL) is how long a worker's presence lock must stay
+	// free before its jobs are taken: the time a live process whose presence session
+	// was cut has to notice (by PresenceGrace/2) and cancel its running jobs, so that no
+	// job ever runs twice at once. A kill -9 is therefore taken over within about
+	// PresenceGrace + PresenceInterval. SQLite needs no grace (see presence.go).
+	DefaultPresenceGrace = 3 * time.Second
+)
+
 // Config configures a Ledger. The zero value is valid: the embedded SQLite default.
 type Config struct {
 	// DSN selects the backend: postgres:// or postgresql:// for PostgreSQL; sqlite://path,
@@ -91,6 +108,15 @@ type Config struct {
 	MaxConns int32 `yaml:"max_conns"`
 	// BusyTimeout: SQLite lock wait. Default DefaultBusyTimeout.
 	BusyTimeout time.Duration `yaml:"busy_timeout"`
+
+	// PresenceInterval: period of the presence sweep, which takes over the running jobs
+	// of workers that are provably gone without waiting for the lease; -1 turns
+	// presence off (the lease alone). Default DefaultPresenceInterval.
+	PresenceInterval time.Duration `yaml:"presence_interval"`
+	// PresenceGrace: PostgreSQL only; how long a worker's presence must stay gone before
+	// its jobs are taken; at least 2*PresenceInterval (a grace past the lease is
+	// allowed but buys nothing). Default max(DefaultPresenceGrace, 2*PresenceInterval).
+	PresenceGrace time.Duration `yaml:"presence_grace"`
 
 	// Logger receives River's and the ledger's logs. Default: slog.Default() from Warn up.
 	Logger *slog.Logger `yaml:"-"`
@@ -129,10 +155,19 @@ func (c *Config) setDefaults() {
 	if c.BusyTimeout == 0 {
 		c.BusyTimeout = DefaultBusyTimeout
 	}
+	if c.PresenceInterval == 0 {
+		c.PresenceInterval = DefaultPresenceInterval
+	}
+	if c.PresenceGrace == 0 {
+		c.PresenceGrace = max(DefaultPresenceGrace, 2*c.PresenceInterval)
+	}
 	if c.Logger == nil {
 		c.Logger = defaultLogger()
 	}
 }
+
+// presenceOn reports whether presence is configured (PresenceInterval not -1).
+func (c *Config) presenceOn() bool { return c.PresenceInterval > 0 }
 
 // WithDefaults returns the configuration Open would use: c with every unset field
 // given its default, on a copy, without opening anything. Tools that check a
@@ -164,6 +199,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("ledger: MaxConns %d: at least 1", c.MaxConns)
 	case c.BusyTimeout < 0:
 		return fmt.Errorf("ledger: BusyTimeout %s: must not be negative", c.BusyTimeout)
+	case c.PresenceInterval != -1 && c.PresenceInterval < 10*time.Millisecond:
+		return fmt.Errorf("ledger: PresenceInterval %s: at least 10ms, or -1 for none", c.PresenceInterval)
+	case c.presenceOn() && c.PresenceGrace < 2*c.PresenceInterval:
+		return fmt.Errorf("ledger: PresenceGrace %s: at least twice PresenceInterval %s", c.PresenceGrace, c.PresenceInterval)
 	}
 	_, _, err := parseDSN(c.DSN)
 	return err
