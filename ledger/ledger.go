@@ -40,6 +40,7 @@ type Ledger struct {
 	work     *incarnation       // the working client; nil when not started or fenced
 	loopStop context.CancelFunc // stops the maintenance loop (sweeps, fencing)
 	loopDone chan struct{}
+	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
 	closed   bool
 }
 

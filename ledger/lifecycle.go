@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,24 +23,38 @@ import (
 // for that id. A Ledger has at most one at a time; it starts one at Start and, after
 // fencing itself (presence lost), another under a new id.
 type incarnation struct {
-	id   string
-	c    client
-	pg   *river.Client[pgx.Tx]  // PostgreSQL
-	sql  *river.Client[*sql.Tx] // SQLite
-	pres presence               // nil without presence
-}
-
-func (w *incarnation) lost() <-chan struct{} {
-	if w == nil || w.pres == nil {
-		return nil
-	}
-	return w.pres.lost()
+	id      string
+	c       client
+	pg      *river.Client[pgx.Tx]  // PostgreSQL
+	sql     *river.Client[*sql.Tx] // SQLite
+	pres    presence               // nil without presence
+	retired chan struct{}          // closed by release
+	once    sync.Once
 }
 
 func (w *incarnation) release() {
+	w.once.Do(func() { close(w.retired) })
 	if w.pres != nil {
 		w.pres.release()
 	}
+}
+
+// watchPresence fences the Ledger as soon as w's presence is lost. It runs apart from
+// the maintenance loop, whose sweeps may be slow against a struggling database: the
+// fence has PresenceGrace/2 to complete.
+func (l *Ledger) watchPresence(w *incarnation) {
+	if w.pres == nil || w.pres.lost() == nil {
+		return
+	}
+	l.fencing.Add(1)
+	go func() {
+		defer l.fencing.Done()
+		select {
+		case <-w.pres.lost():
+			l.fence(w)
+		case <-w.retired:
+		}
+	}()
 }
 
 // Start builds the working River client with the registered workers and queues and
@@ -60,6 +75,7 @@ func (l *Ledger) Start(ctx context.Context) error {
 		return err
 	}
 	l.work, l.started = w, true
+	l.watchPresence(w)
 	loopCtx, cancel := context.WithCancel(context.Background())
 	l.loopStop, l.loopDone = cancel, make(chan struct{})
 	go l.maintain(loopCtx, l.loopDone)
@@ -69,7 +85,7 @@ func (l *Ledger) Start(ctx context.Context) error {
 // incarnate takes a new worker id, holds its presence and starts a River client under
 // it working queues.
 func (l *Ledger) incarnate(ctx context.Context, queues map[string]river.QueueConfig) (*incarnation, error) {
-	w := &incarnation{}
+	w := &incarnation{retired: make(chan struct{})}
 	if l.presence != nil {
 		w.id = newWorkerID()
 		var err error
@@ -108,8 +124,8 @@ func (l *Ledger) incarnate(ctx context.Context, queues map[string]river.QueueCon
 
 // maintain runs the lease sweep every RescueInterval and, with presence, the presence
 // sweep every PresenceInterval (once at once, so a restarted process takes its dead
-// predecessor's jobs without waiting a period); it fences the Ledger when its presence
-// is lost and starts a new incarnation at the next presence period.
+// predecessor's jobs without waiting a period); after a fence it starts a new
+// incarnation at the next presence period.
 func (l *Ledger) maintain(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	lease := time.NewTicker(l.cfg.RescueInterval)
@@ -124,9 +140,6 @@ func (l *Ledger) maintain(ctx context.Context, done chan<- struct{}) {
 		l.collectPresence(ctx)
 	}
 	for {
-		l.mu.Lock()
-		lost := l.work.lost()
-		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -141,20 +154,28 @@ func (l *Ledger) maintain(ctx context.Context, done chan<- struct{}) {
 		case <-presenceTick:
 			l.rejoin(ctx)
 			l.runPresenceSweep(ctx, st)
-		case <-lost:
-			l.fence()
 		}
 	}
 }
 
+// presenceSweepTimeout bounds one presence sweep, so a hung database cannot stall the
+// loop that rejoins after a fence.
+func (l *Ledger) presenceSweepTimeout() time.Duration {
+	return max(10*l.cfg.PresenceInterval, 10*time.Second)
+}
+
 func (l *Ledger) runPresenceSweep(ctx context.Context, st *presenceState) {
-	if _, err := l.presenceSweep(ctx, st); err != nil && ctx.Err() == nil {
+	sctx, cancel := context.WithTimeout(ctx, l.presenceSweepTimeout())
+	defer cancel()
+	if _, err := l.presenceSweep(sctx, st); err != nil && ctx.Err() == nil {
 		l.cfg.Logger.WarnContext(ctx, "ledger: presence sweep failed", slog.String("error", err.Error()))
 	}
 }
 
 // collectPresence drops what dead workers without running jobs left behind.
 func (l *Ledger) collectPresence(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, l.presenceSweepTimeout())
+	defer cancel()
 	holders, err := l.runningHolders(ctx)
 	if err != nil {
 		return
@@ -166,17 +187,18 @@ func (l *Ledger) collectPresence(ctx context.Context) {
 	l.presence.collect(keep)
 }
 
-// fence stops working at once: the presence is lost, so in PresenceGrace others may
-// take this worker's jobs. River's StopAndCancel stops fetching and cancels the running
-// jobs, given PresenceGrace/2 (the other half went to noticing the loss).
-func (l *Ledger) fence() {
+// fence stops w at once: its presence is lost, so in PresenceGrace others may take its
+// jobs. River's StopAndCancel stops fetching and cancels the running jobs, given
+// PresenceGrace/2 (the other half went to noticing the loss). Nothing to do when w is
+// no longer the Ledger's incarnation (Stop took it).
+func (l *Ledger) fence(w *incarnation) {
 	l.mu.Lock()
-	w := l.work
-	l.work = nil
-	l.mu.Unlock()
-	if w == nil {
+	if l.work != w {
+		l.mu.Unlock()
 		return
 	}
+	l.work = nil
+	l.mu.Unlock()
 	l.cfg.Logger.Warn("ledger: presence lost; stopping and cancelling running jobs, then rejoining under a new worker id",
 		slog.String("worker", w.id))
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.PresenceGrace/2)
@@ -218,6 +240,7 @@ func (l *Ledger) rejoin(ctx context.Context) {
 		}
 	}
 	l.work = w
+	l.watchPresence(w)
 	l.mu.Unlock()
 	l.cfg.Logger.Info("ledger: working again", slog.String("worker", w.id))
 }
@@ -236,15 +259,17 @@ func (l *Ledger) Stop(ctx context.Context) error {
 	stop, done := l.loopStop, l.loopDone
 	l.mu.Unlock()
 	stop()
-	<-done // no fence or rejoin runs past here
+	<-done // no rejoin runs past here
 	l.mu.Lock()
 	w := l.work
 	l.work = nil
 	l.mu.Unlock()
-	if w == nil {
-		return nil
+	var err error
+	if w != nil {
+		err = l.stopIncarnation(ctx, w)
 	}
-	return l.stopIncarnation(ctx, w)
+	l.fencing.Wait() // a fence that took the incarnation first has finished
+	return err
 }
 
 func (l *Ledger) stopIncarnation(ctx context.Context, w *incarnation) error {
