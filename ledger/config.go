@@ -32,11 +32,13 @@ const (
 
 	// DefaultRescueStuckJobsAfter is the lease (O2): a job running longer than this is
 	// taken to belong to a dead process and is made available to others. It must exceed
-	// JobTimeout, or live jobs would be rescued while running (a duplicate send).
+	// JobTimeout, or live jobs would be rescued while running (a duplicate send). It is
+	// the fallback: the jobs of a worker that is provably gone are taken over within
+	// seconds by presence (presence.go).
 	DefaultRescueStuckJobsAfter = time.Minute
 
 	// DefaultRescueInterval is how often each started Ledger sweeps for stuck jobs, so
-	// the takeover bound is RescueStuckJobsAfter + RescueInterval.
+	// the lease's takeover bound is RescueStuckJobsAfter + RescueInterval.
 	DefaultRescueInterval = 5 * time.Second
 
 	// DefaultCompletedRetention is how long completed jobs are kept. River keeps them
