@@ -22,7 +22,9 @@ type accepted struct {
 // when its outbox row was written (outbox mode). Transports that decide recipients at
 // delivery time (the webhook fan-out, H6) use it, so the delay between acceptance and
 // Send (a queue, a relay catching up after an outage) does not widen the recipients to
-// those registered in between.
+// those registered in between. t is kept as given; a transport compares it with its
+// stored times at its store's precision (the webhook transport at the ledger's
+// millisecond, ledger.Truncate, counting a registration in t's millisecond as before t).
 func WithAcceptedAt(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, acceptedKey{}, accepted{all: t})
 }

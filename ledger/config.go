@@ -32,11 +32,13 @@ const (
 
 	// DefaultRescueStuckJobsAfter is the lease (O2): a job running longer than this is
 	// taken to belong to a dead process and is made available to others. It must exceed
-	// JobTimeout, or live jobs would be rescued while running (a duplicate send).
+	// JobTimeout, or live jobs would be rescued while running (a duplicate send). It is
+	// the fallback: the jobs of a worker that is provably gone are taken over within
+	// seconds by presence (presence.go).
 	DefaultRescueStuckJobsAfter = time.Minute
 
 	// DefaultRescueInterval is how often each started Ledger sweeps for stuck jobs, so
-	// the takeover bound is RescueStuckJobsAfter + RescueInterval.
+	// the lease's takeover bound is RescueStuckJobsAfter + RescueInterval.
 	DefaultRescueInterval = 5 * time.Second
 
 	// DefaultCompletedRetention is how long completed jobs are kept. River keeps them
@@ -55,6 +57,23 @@ const (
 
 	// DefaultBusyTimeout is SQLite's wait for a lock held by another process.
 	DefaultBusyTimeout = 10 * time.Second
+)
+
+// Presence defaults (see presence.go): how soon a dead process's running jobs are taken
+// over without waiting for the lease.
+const (
+	// DefaultPresenceInterval is how often each started Ledger looks for running jobs
+	// whose worker is gone (one indexed query; a presence test only when a foreign
+	// worker holds jobs). On PostgreSQL the Ledger also checks its own presence
+	// connection at twice this rate.
+	DefaultPresenceInterval = time.Second
+
+	// DefaultPresenceGrace (PostgreSQL) is how long a worker's presence lock must stay
+	// free before its jobs are taken: the time a live process whose presence session
+	// was cut has to notice (by PresenceGrace/2) and cancel its running jobs, so that no
+	// job ever runs twice at once. A kill -9 is therefore taken over within about
+	// PresenceGrace + PresenceInterval. SQLite needs no grace (see presence.go).
+	DefaultPresenceGrace = 3 * time.Second
 )
 
 // Config configures a Ledger. The zero value is valid: the embedded SQLite default.
@@ -91,6 +110,15 @@ type Config struct {
 	MaxConns int32 `yaml:"max_conns"`
 	// BusyTimeout: SQLite lock wait. Default DefaultBusyTimeout.
 	BusyTimeout time.Duration `yaml:"busy_timeout"`
+
+	// PresenceInterval: period of the presence sweep, which takes over the running jobs
+	// of workers that are provably gone without waiting for the lease; -1 turns
+	// presence off (the lease alone). Default DefaultPresenceInterval.
+	PresenceInterval time.Duration `yaml:"presence_interval"`
+	// PresenceGrace: PostgreSQL only; how long a worker's presence must stay gone before
+	// its jobs are taken; at least 2*PresenceInterval (a grace past the lease is
+	// allowed but buys nothing). Default max(DefaultPresenceGrace, 2*PresenceInterval).
+	PresenceGrace time.Duration `yaml:"presence_grace"`
 
 	// Logger receives River's and the ledger's logs. Default: slog.Default() from Warn up.
 	Logger *slog.Logger `yaml:"-"`
@@ -129,10 +157,19 @@ func (c *Config) setDefaults() {
 	if c.BusyTimeout == 0 {
 		c.BusyTimeout = DefaultBusyTimeout
 	}
+	if c.PresenceInterval == 0 {
+		c.PresenceInterval = DefaultPresenceInterval
+	}
+	if c.PresenceGrace == 0 {
+		c.PresenceGrace = max(DefaultPresenceGrace, 2*c.PresenceInterval)
+	}
 	if c.Logger == nil {
 		c.Logger = defaultLogger()
 	}
 }
+
+// presenceOn reports whether presence is configured (PresenceInterval not -1).
+func (c *Config) presenceOn() bool { return c.PresenceInterval > 0 }
 
 // WithDefaults returns the configuration Open would use: c with every unset field
 // given its default, on a copy, without opening anything. Tools that check a
@@ -164,6 +201,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("ledger: MaxConns %d: at least 1", c.MaxConns)
 	case c.BusyTimeout < 0:
 		return fmt.Errorf("ledger: BusyTimeout %s: must not be negative", c.BusyTimeout)
+	case c.PresenceInterval != -1 && c.PresenceInterval < 10*time.Millisecond:
+		return fmt.Errorf("ledger: PresenceInterval %s: at least 10ms, or -1 for none", c.PresenceInterval)
+	case c.presenceOn() && c.PresenceGrace < 2*c.PresenceInterval:
+		return fmt.Errorf("ledger: PresenceGrace %s: at least twice PresenceInterval %s", c.PresenceGrace, c.PresenceInterval)
 	}
 	_, _, err := parseDSN(c.DSN)
 	return err

@@ -52,6 +52,8 @@ func TestConfig(t *testing.T) {
 			"RescueStuckJobsAfter": func(c *Config) { c.RescueStuckJobsAfter = c.JobTimeout },
 			"MaxConns":             func(c *Config) { c.MaxConns = -1 },
 			"DSN":                  func(c *Config) { c.DSN = "redis://x" },
+			"PresenceInterval":     func(c *Config) { c.PresenceInterval = time.Millisecond },
+			"PresenceGrace":        func(c *Config) { c.PresenceGrace = c.PresenceInterval },
 		} {
 			var c Config
 			c.setDefaults()
@@ -69,4 +71,37 @@ func TestConfig(t *testing.T) {
 			t.Fatalf("redact = %q", got)
 		}
 	})
+}
+
+func TestPresenceDefaults(t *testing.T) {
+	t.Parallel()
+	c := Config{}.WithDefaults()
+	if c.PresenceInterval != DefaultPresenceInterval || c.PresenceGrace != DefaultPresenceGrace || !c.presenceOn() {
+		t.Fatalf("presence defaults: interval %s grace %s", c.PresenceInterval, c.PresenceGrace)
+	}
+	if c := (Config{PresenceInterval: 5 * time.Second}).WithDefaults(); c.PresenceGrace != 10*time.Second {
+		t.Fatalf("grace for a 5s interval = %s, want 10s", c.PresenceGrace)
+	}
+	off := Config{PresenceInterval: -1}.WithDefaults()
+	if off.presenceOn() || off.Validate() != nil {
+		t.Fatalf("PresenceInterval -1: on=%v, Validate=%v; want off and valid", off.presenceOn(), off.Validate())
+	}
+}
+
+// Worker ids: fresh every time, marked, bounded and safe as file names; ids without
+// the mark (other River clients) are never tested.
+func TestWorkerID(t *testing.T) {
+	t.Parallel()
+	a, b := newWorkerID(), newWorkerID()
+	if a == b || !isWorkerID(a) || len(a) > 100 || strings.ContainsAny(a, "/\\ ") {
+		t.Fatalf("worker ids %q, %q", a, b)
+	}
+	for _, id := range []string{"", "myhost_2026_12_01T09_00_00_000000", "hubp1_../../etc/passwd", "hubp1_a/b"} {
+		if isWorkerID(id) {
+			t.Errorf("isWorkerID(%q) = true", id)
+		}
+	}
+	if presenceKey(a) == presenceKey(b) {
+		t.Fatal("two ids share a presence key")
+	}
 }

@@ -64,6 +64,28 @@
 // River's rescuer is configured with twice the lease so it stays a backstop: it would
 // discard stuck jobs whose kind the leader has no worker for.
 //
+// # Presence: a dead worker's jobs in seconds
+//
+// The lease cannot tell a dead worker from a slow one, so it is long. Each started
+// Ledger therefore also holds a presence under a worker id of its own (WorkerID; new at
+// every Start): a session advisory lock on a dedicated connection on PostgreSQL, an
+// flock'd file beside the database on SQLite. Every PresenceInterval (1 s) it takes over
+// the running jobs of workers whose presence is provably gone, at once on SQLite and
+// after PresenceGrace (3 s) on PostgreSQL, where a live process can lose its lock
+// session: such a process notices within PresenceGrace/2, cancels its running jobs
+// (fencing) and rejoins under a new worker id, so no job runs twice at once. A process
+// killed with kill -9 is thus taken over in about 1 s (SQLite) or 4 s (PostgreSQL)
+// instead of the lease; the lease stays as the fallback. presence.go has the protocol
+// and its limits; PresenceInterval -1 turns it off.
+//
+// # Time precision
+//
+// Every time the ledger stores or compares (job creation, acceptance times, time-range
+// bounds) is cut to TimePrecision, one millisecond, SQLite's, by Truncate; jobs inserted
+// through the ledger are stamped with the inserting process's clock at that precision
+// on both stores. A range [Since, Until) includes what was created in Since's
+// millisecond and excludes what was created in Until's.
+//
 // # SQLite
 //
 // riversqlite documents that River's parallel internal operations meet SQLITE_BUSY

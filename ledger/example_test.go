@@ -42,6 +42,9 @@ func ExampleOpen() {
 	if err := l.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
+	// The worker id River records in the jobs this process runs; a restart gets a
+	// new one, which is how the others can prove this one's jobs orphaned.
+	fmt.Println(l.WorkerID() != "")
 
 	tx, err := l.DB().BeginTx(ctx, nil)
 	if err != nil {
@@ -57,5 +60,7 @@ func ExampleOpen() {
 	if err := l.Stop(ctx); err != nil {
 		log.Fatal(err)
 	}
-	// Output: hello
+	// Output:
+	// true
+	// hello
 }

@@ -74,11 +74,11 @@ func (l *Ledger) txClients() (*river.Client[pgx.Tx], *river.Client[*sql.Tx], err
 		return nil, nil, hub.Errorf(hub.FailedPrecondition, "ledger: closed")
 	}
 	pgc, sqlc := l.pgInsert, l.sqlInsert
-	if l.run != nil && l.pgRun != nil {
-		pgc = l.pgRun
+	if w := l.work; w != nil && w.pg != nil {
+		pgc = w.pg
 	}
-	if l.run != nil && l.sqlRun != nil {
-		sqlc = l.sqlRun
+	if w := l.work; w != nil && w.sql != nil {
+		sqlc = w.sql
 	}
 	return pgc, sqlc, nil
 }

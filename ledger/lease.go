@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river/riverdriver"
@@ -22,28 +21,12 @@ import (
 // scheduling it by the retry policy: the lease itself was the wait. A worker kind
 // whose own Timeout exceeds RescueStuckJobsAfter is not supported (it would be
 // rescued while running); the hub's workers use the client JobTimeout.
+//
+// Since presence (presence.go) takes over the jobs of dead workers within seconds, the
+// lease is the fallback for what presence cannot prove: a hung job in a live process,
+// jobs of workers without a presence.
 
 const sweepBatch = 1000
-
-func (l *Ledger) sweepLoop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(l.cfg.RescueInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := l.sweep(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			l.cfg.Logger.WarnContext(ctx, "ledger: lease sweep failed", slog.String("error", err.Error()))
-		case n > 0:
-			l.cfg.Logger.InfoContext(ctx, "ledger: rescued jobs past their lease", slog.Int("jobs", n))
-		}
-	}
-}
 
 // sweep rescues every job running longer than the lease and returns how many.
 func (l *Ledger) sweep(ctx context.Context) (int, error) {

@@ -32,14 +32,16 @@ type Ledger struct {
 	pgInsert  *river.Client[pgx.Tx]
 	sqlInsert *river.Client[*sql.Tx]
 
-	mu        sync.Mutex
-	queues    map[string]river.QueueConfig
-	pgRun     *river.Client[pgx.Tx]  // the working client once started (PostgreSQL)
-	sqlRun    *river.Client[*sql.Tx] // the working client once started (SQLite)
-	run       client                 // whichever of the two, nil when not running
-	sweepStop context.CancelFunc     // stops the lease sweep
-	sweepDone chan struct{}
-	closed    bool
+	presence presenceBackend // nil: presence off, or unsupported (lease only)
+
+	mu       sync.Mutex
+	queues   map[string]river.QueueConfig
+	started  bool               // between Start and Stop
+	work     *incarnation       // the working client; nil when not started or fenced
+	loopStop context.CancelFunc // stops the maintenance loop (sweeps, fencing)
+	loopDone chan struct{}
+	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
+	closed   bool
 }
 
 // client is the part of *river.Client that does not mention the transaction type.
@@ -52,6 +54,7 @@ type client interface {
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobDelete(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobDeleteMany(ctx context.Context, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error)
+	Queues() *river.QueueBundle
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 	StopAndCancel(ctx context.Context) error
@@ -109,6 +112,9 @@ func (l *Ledger) openPostgres(ctx context.Context, dsn string) error {
 	if l.sqlInsert, err = river.NewClient(riverdatabasesql.New(l.db), l.insertConfig()); err != nil {
 		return hub.Wrap(hub.Internal, err)
 	}
+	if l.cfg.presenceOn() {
+		l.presence = newPGPresence(l.pool, l.cfg)
+	}
 	return nil
 }
 
@@ -127,6 +133,15 @@ func (l *Ledger) openSQLite(ctx context.Context, path string) error {
 	if l.sqlInsert, err = river.NewClient(driver, l.insertConfig()); err != nil {
 		return hub.Wrap(hub.Internal, err)
 	}
+	if l.cfg.presenceOn() {
+		fp, err := newFilePresence(path, l.cfg.Logger)
+		if err != nil {
+			return hub.Wrap(hub.InvalidArgument, err)
+		}
+		if fp != nil {
+			l.presence = fp
+		}
+	}
 	return nil
 }
 
@@ -141,6 +156,7 @@ func (l *Ledger) insertConfig() *river.Config {
 		FetchCooldown:       l.cfg.FetchCooldown,
 		FetchPollInterval:   l.cfg.FetchPollInterval,
 		JobTimeout:          l.cfg.JobTimeout,
+		Hooks:               []rivertype.Hook{createdAtHook},
 		// River's own rescuer is only a backstop behind the lease sweep: it discards
 		// stuck jobs whose kind the leader has no worker for (a relay-only leader would
 		// discard webhook deliveries), so the sweep must always see them first.
@@ -148,12 +164,12 @@ func (l *Ledger) insertConfig() *river.Config {
 	}
 }
 
-func (l *Ledger) runConfig() *river.Config {
+// runConfig is the configuration of a working client with worker id id (empty: River
+// picks one) and the given queues.
+func (l *Ledger) runConfig(id string, queues map[string]river.QueueConfig) *river.Config {
 	c := l.insertConfig()
-	c.Queues = make(map[string]river.QueueConfig, len(l.queues))
-	for name, q := range l.queues {
-		c.Queues[name] = q
-	}
+	c.ID = id
+	c.Queues = queues
 	c.CompletedJobRetentionPeriod = l.cfg.CompletedRetention
 	c.DiscardedJobRetentionPeriod = l.cfg.DiscardedRetention
 	c.CancelledJobRetentionPeriod = l.cfg.DiscardedRetention
@@ -189,7 +205,8 @@ func (l *Ledger) Table(name string) string {
 func (l *Ledger) Workers() *river.Workers { return l.workers }
 
 // AddQueue declares a queue this process works with up to maxWorkers jobs at once.
-// Before Start it is recorded; after Start it is added to the running client.
+// Before Start it is recorded; after Start it is added to the running client (and to
+// every client the Ledger starts later).
 func (l *Ledger) AddQueue(name string, maxWorkers int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -197,19 +214,25 @@ func (l *Ledger) AddQueue(name string, maxWorkers int) error {
 		return hub.Errorf(hub.AlreadyExists, "ledger: queue %q already added", name)
 	}
 	q := river.QueueConfig{MaxWorkers: maxWorkers}
-	if l.run != nil {
-		var err error
-		if l.pgRun != nil {
-			err = l.pgRun.Queues().Add(name, q)
-		} else {
-			err = l.sqlRun.Queues().Add(name, q)
-		}
-		if err != nil {
+	if l.work != nil {
+		if err := l.work.c.Queues().Add(name, q); err != nil {
 			return hub.Wrap(hub.InvalidArgument, err)
 		}
 	}
 	l.queues[name] = q
 	return nil
+}
+
+// WorkerID is the id under which this Ledger works jobs now, as River records it in a
+// job's attempted_by: empty before Start, after Stop and while fenced (see
+// presence.go). With presence on it changes at every Start and after every fence.
+func (l *Ledger) WorkerID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.work == nil {
+		return ""
+	}
+	return l.work.id
 }
 
 // current returns the client non-Tx calls go through: the working one when started
@@ -220,8 +243,8 @@ func (l *Ledger) current() (client, error) {
 	if l.closed {
 		return nil, hub.Errorf(hub.FailedPrecondition, "ledger: closed")
 	}
-	if l.run != nil {
-		return l.run, nil
+	if l.work != nil {
+		return l.work.c, nil
 	}
 	if l.backend == Postgres {
 		return l.pgInsert, nil

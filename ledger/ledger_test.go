@@ -250,6 +250,46 @@ func TestLedger(t *testing.T) {
 			}
 		})
 
+		// Every job's creation time is stored at the ledger's precision, from the
+		// inserting process's clock, on both stores: a bound taken before the insert
+		// is never after it once both are truncated.
+		t.Run("CreatedAtAtTimePrecision", func(t *testing.T) {
+			t.Parallel()
+			l := ledgertest.Open(t, b, ledger.Config{})
+			ctx := testenv.Context(t, 10*time.Second)
+			tx, err := l.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := time.Now()
+			res, err := l.InsertTx(ctx, tx, pingArgs{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			many, err := l.InsertMany(ctx, []river.InsertManyParams{{Args: pingArgs{N: 1}}, {Args: pingArgs{N: 2}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := time.Now()
+			for _, id := range []int64{res.Job.ID, many[0].Job.ID, many[1].Job.ID} {
+				j, err := l.JobGet(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := j.CreatedAt
+				if !at.Equal(ledger.Truncate(at)) {
+					t.Errorf("job %d created_at %s is finer than %s", id, at.Format(time.RFC3339Nano), ledger.TimePrecision)
+				}
+				if at.Before(ledger.Truncate(before)) || at.After(after) {
+					t.Errorf("job %d created_at %s outside [%s, %s]", id, at.Format(time.RFC3339Nano),
+						ledger.Truncate(before).Format(time.RFC3339Nano), after.Format(time.RFC3339Nano))
+				}
+			}
+		})
+
 		t.Run("ClosedLedgerFails", func(t *testing.T) {
 			t.Parallel()
 			cfg := ledgertest.Config(t, b, ledger.Config{})

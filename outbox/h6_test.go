@@ -57,15 +57,18 @@ func TestH6_OutboxRelayHonoursAcceptTime(t *testing.T) {
 			return ep
 		}
 
+		// The row is written at once after the older endpoint, often in its millisecond:
+		// registration counts from the start of its millisecond, so it is included.
 		older := register("/older")
-		// SQLite keeps the row's creation time in milliseconds, truncated: let the clock
-		// leave the older endpoint's millisecond so the row is not stamped before it.
-		for !time.Now().Truncate(time.Millisecond).After(older.CreatedAt) {
-			time.Sleep(time.Millisecond)
-		}
 		ev := newEvent(t, 1)
 		if err := o.Enqueue(ctx, items([]*cloudevent.Event{ev}, "hooks")); err != nil {
 			t.Fatal(err)
+		}
+		// The newer endpoint must be registered in a later millisecond than the row to
+		// come after it (ledger.TimePrecision).
+		enqueued := time.Now()
+		for !ledger.Truncate(time.Now()).After(ledger.Truncate(enqueued)) {
+			time.Sleep(100 * time.Microsecond)
 		}
 		newer := register("/newer")
 		start(t, l)

@@ -22,6 +22,9 @@ func TestH6_AcceptedAtExcludesLaterEndpoints(t *testing.T) {
 		evOld := newEvent(t, "user.created")
 		evNew := newEvent(t, "user.created")
 		acceptedOld := before.CreatedAt // created_at <= accepted_at: included
+		// Registration counts from the start of its millisecond (ledger.TimePrecision):
+		// the second endpoint must be registered in a later one to be "after".
+		leaveMillisecond(acceptedOld)
 		after := tb.endpoint(t, "/after")
 		acceptedNew := after.CreatedAt.Add(time.Microsecond)
 

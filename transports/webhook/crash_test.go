@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,10 +26,39 @@ const (
 	envCrashWorkers = "WEBHOOK_TEST_CRASH_WORKERS"
 )
 
-// crashLedgerConfig keeps the lease short: a job runs at most crashConfig's job
-// timeout (2 s request + 2 s margin = 4 s), the lease is 5 s, swept every 200 ms.
-func crashLedgerConfig() ledger.Config {
-	return ledger.Config{JobTimeout: 2 * time.Second, RescueStuckJobsAfter: 5 * time.Second, RescueInterval: 200 * time.Millisecond}
+// crashLedgerConfig is the ledger's defaults (a one-minute lease): the takeover must
+// come from presence, within seconds.
+func crashLedgerConfig() ledger.Config { return ledger.Config{} }
+
+// crashDrainBound is what "within seconds" means for the takeover after a restart with
+// the default ledger configuration (PostgreSQL: PresenceGrace 3 s + one presence
+// period; SQLite: the first sweep at Start), far below the one-minute lease.
+const crashDrainBound = 15 * time.Second
+
+// attemptTracker records, per delivery, the requests the receiver is handling, and
+// every time a second request for a delivery arrived while one was in flight.
+type attemptTracker struct {
+	mu       sync.Mutex
+	open     map[string]int
+	overlaps []string
+}
+
+func (a *attemptTracker) wrap(f func(int, request) (int, http.Header, string)) func(int, request) (int, http.Header, string) {
+	return func(n int, r request) (int, http.Header, string) {
+		id := r.header.Get(IDHeader)
+		a.mu.Lock()
+		if a.open[id] > 0 {
+			a.overlaps = append(a.overlaps, fmt.Sprintf("%s at %s", id, r.at.Format(time.RFC3339Nano)))
+		}
+		a.open[id]++
+		a.mu.Unlock()
+		defer func() {
+			a.mu.Lock()
+			a.open[id]--
+			a.mu.Unlock()
+		}()
+		return f(n, r)
+	}
 }
 
 func crashConfig() Config {
@@ -71,8 +101,10 @@ func crashChild() int {
 }
 
 // TestH3_CrashTakeover: the delivering process is kill -9'd while every delivery is in
-// flight (the receiver holds the requests); another process takes the deliveries over
-// once the ledger's lease expires, and every one completes.
+// flight (the receiver holds the requests); another process started after it (a
+// restarted hub) takes the deliveries over within seconds with the ledger's defaults
+// (presence, not the one-minute lease), every one completes, and the receiver never
+// handles two requests of one delivery at once.
 func TestH3_CrashTakeover(t *testing.T) {
 	t.Parallel()
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
@@ -83,10 +115,11 @@ func TestH3_CrashTakeover(t *testing.T) {
 		tb.recv.arrived = held
 		tb.recv.mu.Unlock()
 		release := make(chan struct{})
-		tb.recv.setRespond(func(int, request) (int, http.Header, string) {
+		track := &attemptTracker{open: map[string]int{}}
+		tb.recv.setRespond(track.wrap(func(int, request) (int, http.Header, string) {
 			<-release // hold the child's requests until it is dead
 			return 204, nil, ""
-		})
+		}))
 		tb.endpoint(t, "/hook")
 		evs := make([]*cloudevent.Event, n)
 		for i := range evs {
@@ -130,10 +163,11 @@ func TestH3_CrashTakeover(t *testing.T) {
 		}
 		_ = cmd.Wait()
 		killed = true
-		tb.recv.setRespond(always(204, ""))
+		tb.recv.setRespond(track.wrap(always(204, "")))
 		close(release) // the held handlers answer a dead connection
 
-		// This process takes over after the lease.
+		// This process is the restart: it takes over.
+		restarted := time.Now()
 		if err := tb.l.Start(tb.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -155,6 +189,17 @@ func TestH3_CrashTakeover(t *testing.T) {
 					n, len(inFlight), done, len(ds))
 			}
 			time.Sleep(50 * time.Millisecond) // polling the ledger: its state is the outside world here
+		}
+		drain := time.Since(restarted)
+		t.Logf("drained %d jobs in %.1fs after restart (lease %s)", n, drain.Seconds(), tb.l.Config().RescueStuckJobsAfter)
+		if drain >= crashDrainBound {
+			t.Fatalf("drained %.1fs after restart, want below %s: the killed process's deliveries waited for the lease", drain.Seconds(), crashDrainBound)
+		}
+		track.mu.Lock()
+		overlaps := track.overlaps
+		track.mu.Unlock()
+		if len(overlaps) > 0 {
+			t.Fatalf("requests of one delivery handled at once: %v", overlaps)
 		}
 		for _, d := range ds {
 			if d.Attempt < 2 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Deliveries are the ledger's delivery jobs seen through this package's vocabulary.
@@ -130,7 +131,7 @@ func deliveryFromJob(j *rivertype.JobRow) (*Delivery, error) {
 		ID: j.ID, EndpointID: args.EndpointID, EventID: args.EventID, EventType: args.EventType,
 		State: stateOf(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		LastStatus: meta.Status, LastResponse: meta.Response, LastError: meta.Error, LastCode: meta.Code,
-		CreatedAt: j.CreatedAt, ScheduledAt: j.ScheduledAt, header: args.Header, body: args.Body,
+		CreatedAt: ledger.Truncate(j.CreatedAt), ScheduledAt: j.ScheduledAt, header: args.Header, body: args.Body,
 	}
 	if d.State == DeliveryDead {
 		d.Reason = meta.Reason
@@ -170,10 +171,24 @@ type DeliveryFilter struct {
 	EndpointID string
 	EventID    string
 	State      DeliveryState
-	// Since and Until bound the delivery's creation (fan-out) time: [Since, Until).
+	// Since and Until bound the delivery's creation (fan-out) time: [Since, Until), at
+	// the ledger's millisecond precision (ledger.Truncate on both sides): a delivery
+	// created in Since's millisecond is included, one created in Until's is not. So
+	// `since := time.Now()` followed by a Send selects that Send's deliveries on both
+	// stores, and consecutive ranges [a, b), [b, c) never share or lose a delivery.
 	Since, Until time.Time
 	// Limit caps the result; 0 = 1000.
 	Limit int
+}
+
+// covers reports whether a delivery created at createdAt lies in [Since, Until), both
+// bounds and the stored time compared at ledger.TimePrecision.
+func (f DeliveryFilter) covers(createdAt time.Time) bool {
+	at := ledger.Truncate(createdAt)
+	if !f.Since.IsZero() && at.Before(ledger.Truncate(f.Since)) {
+		return false
+	}
+	return f.Until.IsZero() || at.Before(ledger.Truncate(f.Until))
 }
 
 // listPage is the ledger page size of Deliveries.
@@ -199,7 +214,7 @@ func (t *Transport) Deliveries(ctx context.Context, f DeliveryFilter) ([]*Delive
 			return nil, hub.Wrap(hub.Unavailable, err)
 		}
 		for _, j := range res.Jobs {
-			if (!f.Since.IsZero() && j.CreatedAt.Before(f.Since)) || (!f.Until.IsZero() && !j.CreatedAt.Before(f.Until)) {
+			if !f.covers(j.CreatedAt) {
 				continue
 			}
 			d, err := deliveryFromJob(j)
@@ -239,7 +254,8 @@ func (t *Transport) Resend(ctx context.Context, id int64) (*Delivery, error) {
 type ResendFilter struct {
 	// EndpointID limits the resend to one endpoint; empty = all.
 	EndpointID string
-	// Since and Until bound the deliveries' creation time: [Since, Until).
+	// Since and Until bound the deliveries' creation time: [Since, Until), at
+	// millisecond precision, as in DeliveryFilter.
 	Since, Until time.Time
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 )
 
 // Endpoint management. Every call goes to the database (the source of truth for all
@@ -31,7 +32,7 @@ func (t *Transport) CreateEndpoint(ctx context.Context, spec EndpointSpec) (*End
 	if err := checkSecret(secret); err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	now := ledger.Truncate(time.Now())
 	e := &Endpoint{
 		ID:          "ep_" + strings.TrimPrefix(cloudevent.NewIDAt(now), cloudevent.IDPrefix),
 		URL:         spec.URL,
@@ -165,7 +166,7 @@ func (t *Transport) modify(ctx context.Context, id string, change func(*Endpoint
 		if err != nil {
 			return nil, err
 		}
-		now := time.Now().UTC().Truncate(time.Microsecond)
+		now := ledger.Truncate(time.Now())
 		change(e, now)
 		e.UpdatedAt = now
 		ok, err := t.st.saveEndpoint(ctx, e)

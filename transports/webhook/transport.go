@@ -151,6 +151,12 @@ func (t *Transport) Name() string { return t.cfg.Name }
 // today's endpoints; an event published again after a new endpoint appeared reaches
 // that endpoint too (it was accepted after the registration), while the endpoints that
 // had it get nothing new.
+//
+// Both times are compared at the ledger's millisecond precision (ledger.Truncate): the
+// outbox's acceptance time is a stored job creation time, which SQLite keeps only to the
+// millisecond. An endpoint registered in the millisecond the event was accepted
+// receives it: registration counts from the start of its millisecond, so "register,
+// then publish" always reaches the new endpoint, on both stores.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if t.closed.Load() {
 		return hub.Errorf(hub.FailedPrecondition, "webhook: send after Close")
@@ -175,8 +181,9 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			body   []byte
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
+		accepted = ledger.Truncate(accepted)
 		for _, ep := range eps {
-			if known && ep.CreatedAt.After(accepted) {
+			if known && ledger.Truncate(ep.CreatedAt).After(accepted) {
 				continue // registered after the event was accepted (H6)
 			}
 			if !ep.matches(ev) {

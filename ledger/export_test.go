@@ -1,0 +1,28 @@
+package ledger
+
+// Test hooks for package ledger_test.
+
+// PresencePID is the PostgreSQL server process holding l's presence lock (0 when none),
+// so a test can terminate exactly that session.
+func PresencePID(l *Ledger) uint32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.work == nil {
+		return 0
+	}
+	if h, ok := l.work.pres.(*pgHeld); ok {
+		return h.pid()
+	}
+	return 0
+}
+
+// DropPresence gives l's presence up while its River client keeps working: to the other
+// Ledgers l now looks dead, which lets a test watch the takeover without a second
+// process. Its running jobs go on (a real death would end them).
+func DropPresence(l *Ledger) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.work != nil && l.work.pres != nil {
+		l.work.pres.release()
+	}
+}
