@@ -31,7 +31,7 @@ type Route struct {
 	Delivery  string   `json:"delivery"`
 	Attempts  int      `json:"attempts,omitempty"`
 	Backoff   string   `json:"backoff,omitempty"`
-	MaxBackof string   `json:"max_backoff,omitempty"`
+	MaxBackoff string  `json:"max_backoff,omitempty"`
 }
 
 // Transport is one transport the admin API reports on and operates.

@@ -18,7 +18,7 @@ func (a *App) adminServer() *admin.Server {
 			ar.Backoff = r.Retry.Backoff.String()
 		}
 		if r.Retry.MaxBackoff > 0 {
-			ar.MaxBackof = r.Retry.MaxBackoff.String()
+			ar.MaxBackoff = r.Retry.MaxBackoff.String()
 		}
 		s.Routes = append(s.Routes, ar)
 	}
