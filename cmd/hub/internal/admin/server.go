@@ -26,12 +26,12 @@ import (
 
 // Route describes one configured route for GET /routes.
 type Route struct {
-	Pattern   string   `json:"pattern"`
-	To        []string `json:"to"`
-	Delivery  string   `json:"delivery"`
-	Attempts  int      `json:"attempts,omitempty"`
-	Backoff   string   `json:"backoff,omitempty"`
-	MaxBackoff string  `json:"max_backoff,omitempty"`
+	Pattern    string   `json:"pattern"`
+	To         []string `json:"to"`
+	Delivery   string   `json:"delivery"`
+	Attempts   int      `json:"attempts,omitempty"`
+	Backoff    string   `json:"backoff,omitempty"`
+	MaxBackoff string   `json:"max_backoff,omitempty"`
 }
 
 // Transport is one transport the admin API reports on and operates.
