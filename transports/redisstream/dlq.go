@@ -49,15 +49,10 @@ func (d *DLQ) Len(ctx context.Context) (int64, error) {
 }
 
 // List returns up to count dead letters after the entry id after ("" for the oldest
-// first), oldest first; page by passing the last ID back.
+// first), oldest first; page by passing the last ID back. count <= 0 means 100
+// (streams.DefaultDLQList).
 func (d *DLQ) List(ctx context.Context, after string, count int64) ([]DeadLetter, error) {
-	start := "-"
-	if after != "" {
-		start = "(" + after
-	}
-	if count <= 0 {
-		count = 100
-	}
+	start, count := streams.ListRange(after, count)
 	msgs, err := d.client.XRangeN(ctx, d.stream, start, "+", count).Result()
 	if err != nil {
 		return nil, classify(err)

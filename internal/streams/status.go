@@ -1,0 +1,27 @@
+package streams
+
+// StreamStatus is a stream as operators see it: its length and each consumer group's
+// progress. The Redis and kdbstream transports report it in this one shape
+// (redisstream.StreamStatus and kdbstream.StreamStatus are this type), so a console or
+// an alert reads either bus alike, before and after an R9 cutover.
+type StreamStatus struct {
+	// Stream is the stream key.
+	Stream string `json:"stream"`
+	// Length is the number of entries (XLEN); 0 for a stream that does not exist.
+	Length int64 `json:"length"`
+	// Groups are the stream's consumer groups (XINFO GROUPS), nil when it has none.
+	Groups []GroupStatus `json:"groups"`
+}
+
+// GroupStatus is one consumer group's progress on a stream, as XINFO GROUPS reports it.
+type GroupStatus struct {
+	Name      string `json:"name"`
+	Consumers int64  `json:"consumers"`
+	// Pending counts entries delivered to the group and not acked yet (R4.5).
+	Pending int64 `json:"pending"`
+	// Lag counts entries not delivered to the group yet; kdbstream reports -1 where
+	// Redis would answer nil (the count is unknown after deletions inside the range).
+	Lag int64 `json:"lag"`
+	// LastDeliveredID is the id of the last entry delivered to the group.
+	LastDeliveredID string `json:"last_delivered_id"`
+}

@@ -1,0 +1,51 @@
+package kdbstream
+
+import (
+	"context"
+
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
+)
+
+// StreamStatus is a stream's length and its consumer groups' progress: the type
+// redisstream reports, so a status view reads either bus alike (R9).
+type StreamStatus = streams.StreamStatus
+
+// GroupStatus is one consumer group's progress (XINFO GROUPS).
+type GroupStatus = streams.GroupStatus
+
+// ReadStatus reads a stream's length and its groups (XLEN, XINFO GROUPS). A stream that
+// does not exist has length 0 and no group.
+func ReadStatus(ctx context.Context, eng *engine.Engine, stream string) (StreamStatus, error) {
+	st := StreamStatus{Stream: stream}
+	n, err := eng.XLen(ctx, stream)
+	if err != nil {
+		return st, classify(err)
+	}
+	st.Length = n
+	groups, err := eng.XInfoGroups(ctx, stream)
+	if err = classify(err); hub.Code(err) == hub.NotFound {
+		return st, nil // no such stream: no group
+	} else if err != nil {
+		return st, err
+	}
+	for _, g := range groups {
+		st.Groups = append(st.Groups, GroupStatus{Name: g.Name, Consumers: g.Consumers, Pending: g.Pending, Lag: g.Lag, LastDeliveredID: g.LastDeliveredID.String()})
+	}
+	return st, nil
+}
+
+// Status reports the transport's stream (ReadStatus). It is nil when the transport has
+// no single stream: category naming and a Namer pick one per event.
+func (t *Transport) Status(ctx context.Context) (*StreamStatus, error) {
+	stream := t.cfg.selection().FixedStream()
+	if stream == "" {
+		return nil, nil
+	}
+	st, err := ReadStatus(ctx, t.eng, stream)
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
