@@ -135,33 +135,57 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports the first invalid field by name.
+// ConfigError is one invalid field of a Config. Validate joins one per problem, and a
+// config checker reads Field (the Go field name, "ClaimMinIdle") to place each at its
+// key.
+type ConfigError struct {
+	Field string // the Config field
+	Msg   string // what is wrong with it
+}
+
+func (e *ConfigError) Error() string { return "streams: Config." + e.Field + " " + e.Msg }
+
+// Validate reports every invalid field, one *ConfigError each, joined with errors.Join.
 func (c *Config) Validate() error {
-	switch {
-	case c.Stream == "":
-		return errors.New("streams: Config.Stream is required")
-	case c.Group == "":
-		return errors.New("streams: Config.Group is required")
-	case c.Consumer == "":
-		return errors.New("streams: Config.Consumer is required")
-	case c.Count < 0:
-		return fmt.Errorf("streams: Config.Count must be positive, got %d", c.Count)
-	case c.Block < 0:
-		return fmt.Errorf("streams: Config.Block must not be negative, got %s", c.Block)
-	case c.ClaimMinIdle < 0:
-		return fmt.Errorf("streams: Config.ClaimMinIdle must not be negative, got %s", c.ClaimMinIdle)
-	case c.ClaimInterval < 0:
-		return fmt.Errorf("streams: Config.ClaimInterval must not be negative, got %s", c.ClaimInterval)
-	case c.MaxDeliveries < 0:
-		return fmt.Errorf("streams: Config.MaxDeliveries must be positive, got %d", c.MaxDeliveries)
-	case c.Concurrency < 0:
-		return fmt.Errorf("streams: Config.Concurrency must be positive, got %d", c.Concurrency)
-	case c.DrainTimeout < 0:
-		return fmt.Errorf("streams: Config.DrainTimeout must not be negative, got %s", c.DrainTimeout)
-	case c.IdempotencyTTL < 0:
-		return fmt.Errorf("streams: Config.IdempotencyTTL must not be negative, got %s", c.IdempotencyTTL)
-	case c.DLQStream == c.Stream:
-		return fmt.Errorf("streams: Config.DLQStream must differ from Stream %q", c.Stream)
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	return nil
+	if c.Stream == "" {
+		bad("Stream", "is required")
+	}
+	if c.Group == "" {
+		bad("Group", "is required")
+	}
+	if c.Consumer == "" {
+		bad("Consumer", "is required")
+	}
+	if c.Count < 0 {
+		bad("Count", "must be positive, got %d", c.Count)
+	}
+	if c.Block < 0 {
+		bad("Block", "must not be negative, got %s", c.Block)
+	}
+	if c.ClaimMinIdle < 0 {
+		bad("ClaimMinIdle", "must not be negative, got %s", c.ClaimMinIdle)
+	}
+	if c.ClaimInterval < 0 {
+		bad("ClaimInterval", "must not be negative, got %s", c.ClaimInterval)
+	}
+	if c.MaxDeliveries < 0 {
+		bad("MaxDeliveries", "must be positive, got %d", c.MaxDeliveries)
+	}
+	if c.Concurrency < 0 {
+		bad("Concurrency", "must be positive, got %d", c.Concurrency)
+	}
+	if c.DrainTimeout < 0 {
+		bad("DrainTimeout", "must not be negative, got %s", c.DrainTimeout)
+	}
+	if c.IdempotencyTTL < 0 {
+		bad("IdempotencyTTL", "must not be negative, got %s", c.IdempotencyTTL)
+	}
+	if c.Stream != "" && c.DLQStream == c.Stream {
+		bad("DLQStream", "must differ from Stream %q", c.Stream)
+	}
+	return errors.Join(errs...)
 }
