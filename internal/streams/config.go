@@ -148,44 +148,27 @@ func (e *ConfigError) Error() string { return "streams: Config." + e.Field + " "
 // Validate reports every invalid field, one *ConfigError each, joined with errors.Join.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &ConfigError{Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	if c.Stream == "" {
-		bad("Stream", "is required")
-	}
-	if c.Group == "" {
-		bad("Group", "is required")
-	}
-	if c.Consumer == "" {
-		bad("Consumer", "is required")
-	}
-	if c.Count < 0 {
-		bad("Count", "must be positive, got %d", c.Count)
-	}
-	if c.Block < 0 {
-		bad("Block", "must not be negative, got %s", c.Block)
-	}
-	if c.ClaimMinIdle < 0 {
-		bad("ClaimMinIdle", "must not be negative, got %s", c.ClaimMinIdle)
-	}
-	if c.ClaimInterval < 0 {
-		bad("ClaimInterval", "must not be negative, got %s", c.ClaimInterval)
-	}
-	if c.MaxDeliveries < 0 {
-		bad("MaxDeliveries", "must be positive, got %d", c.MaxDeliveries)
-	}
-	if c.Concurrency < 0 {
-		bad("Concurrency", "must be positive, got %d", c.Concurrency)
-	}
-	if c.DrainTimeout < 0 {
-		bad("DrainTimeout", "must not be negative, got %s", c.DrainTimeout)
-	}
-	if c.IdempotencyTTL < 0 {
-		bad("IdempotencyTTL", "must not be negative, got %s", c.IdempotencyTTL)
-	}
-	if c.Stream != "" && c.DLQStream == c.Stream {
-		bad("DLQStream", "must differ from Stream %q", c.Stream)
+	for _, f := range []struct {
+		field   string
+		invalid bool
+		msg     string
+	}{
+		{"Stream", c.Stream == "", "is required"},
+		{"Group", c.Group == "", "is required"},
+		{"Consumer", c.Consumer == "", "is required"},
+		{"Count", c.Count < 0, fmt.Sprintf("must be positive, got %d", c.Count)},
+		{"Block", c.Block < 0, fmt.Sprintf("must not be negative, got %s", c.Block)},
+		{"ClaimMinIdle", c.ClaimMinIdle < 0, fmt.Sprintf("must not be negative, got %s", c.ClaimMinIdle)},
+		{"ClaimInterval", c.ClaimInterval < 0, fmt.Sprintf("must not be negative, got %s", c.ClaimInterval)},
+		{"MaxDeliveries", c.MaxDeliveries < 0, fmt.Sprintf("must be positive, got %d", c.MaxDeliveries)},
+		{"Concurrency", c.Concurrency < 0, fmt.Sprintf("must be positive, got %d", c.Concurrency)},
+		{"DrainTimeout", c.DrainTimeout < 0, fmt.Sprintf("must not be negative, got %s", c.DrainTimeout)},
+		{"IdempotencyTTL", c.IdempotencyTTL < 0, fmt.Sprintf("must not be negative, got %s", c.IdempotencyTTL)},
+		{"DLQStream", c.Stream != "" && c.DLQStream == c.Stream, fmt.Sprintf("must differ from Stream %q", c.Stream)},
+	} {
+		if f.invalid {
+			errs = append(errs, &ConfigError{Field: f.field, Msg: f.msg})
+		}
 	}
 	return errors.Join(errs...)
 }

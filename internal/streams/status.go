@@ -1,5 +1,7 @@
 package streams
 
+import "context"
+
 // StreamStatus is a stream as operators see it: its length and each consumer group's
 // progress. The Redis and kdbstream transports report it in this one shape
 // (redisstream.StreamStatus and kdbstream.StreamStatus are this type), so a console or
@@ -24,4 +26,17 @@ type GroupStatus struct {
 	Lag int64 `json:"lag"`
 	// LastDeliveredID is the id of the last entry delivered to the group.
 	LastDeliveredID string `json:"last_delivered_id"`
+}
+
+// FixedStatus is a transport's Status: read's status of stream, the one stream the
+// transport writes, or nil when it writes several (category naming, a Namer: stream "").
+func FixedStatus(ctx context.Context, stream string, read func(context.Context, string) (StreamStatus, error)) (*StreamStatus, error) {
+	if stream == "" {
+		return nil, nil
+	}
+	st, err := read(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
 }

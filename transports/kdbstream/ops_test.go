@@ -60,3 +60,21 @@ func TestW3_TransportStatus(t *testing.T) {
 		t.Fatalf("Status under category naming = %+v, %v; want nil (no single stream)", st, err)
 	}
 }
+
+func TestW3_TransportDLQ(t *testing.T) {
+	t.Parallel()
+	eng := openEngine(t, engine.DriverSQLite)
+	for cfg, want := range map[*Config]string{
+		{Stream: "orders"}:       "orders:dlq",
+		{Service: "id"}:          "koder:events:id:dlq",
+		{Naming: NamingCategory}: "events.dlq",
+	} {
+		tr, err := New(eng, *cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := tr.DLQ(); d == nil || d.Stream() != want {
+			t.Errorf("%+v: DLQ = %v, want stream %q", *cfg, d, want)
+		}
+	}
+}

@@ -61,3 +61,24 @@ func TestW3_TransportStatus(t *testing.T) {
 		t.Fatalf("Status under category naming = %+v, %v; want nil (no single stream)", st, err)
 	}
 }
+
+func TestW3_TransportDLQ(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	for cfg, want := range map[*Config]string{
+		{Stream: "orders"}:         "orders:dlq",
+		{Service: "id"}:            "koder:events:id:dlq",
+		{Naming: NamingCategory}:   CategoryDLQ,
+		{Namer: Fixed("by-namer")}: "",
+	} {
+		tr, err := New(c, *cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := tr.DLQ()
+		if (want == "") != (d == nil) || (d != nil && d.Stream() != want) {
+			t.Errorf("%+v: DLQ = %v, want stream %q", *cfg, d, want)
+		}
+		_ = tr.Close()
+	}
+}

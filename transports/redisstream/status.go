@@ -47,13 +47,18 @@ func ReadStatus(ctx context.Context, client redis.UniversalClient, stream string
 // Status reports the transport's stream (ReadStatus). It is nil when the transport has
 // no single stream: category naming and a Namer pick one per event.
 func (t *Transport) Status(ctx context.Context) (*StreamStatus, error) {
-	stream := t.cfg.selection().FixedStream()
-	if stream == "" {
-		return nil, nil
+	return streams.FixedStatus(ctx, t.cfg.selection().FixedStream(), func(ctx context.Context, stream string) (StreamStatus, error) {
+		return ReadStatus(ctx, t.client, stream)
+	})
+}
+
+// DLQ operates the dead-letter stream of the transport's stream ("<stream>:dlq", or
+// events.dlq under category naming), where consumers of that stream give up on entries.
+// It is nil when the transport's streams are a Namer's own.
+func (t *Transport) DLQ() *DLQ {
+	dlq := t.cfg.selection().DLQStream()
+	if dlq == "" {
+		return nil
 	}
-	st, err := ReadStatus(ctx, t.client, stream)
-	if err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return NewDLQ(t.client, dlq)
 }

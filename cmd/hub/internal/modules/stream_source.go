@@ -9,6 +9,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
+	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/transports/redisstream"
@@ -87,4 +88,22 @@ func publishHandler(rt *registry.Runtime) func(ctx context.Context, ev *cloudeve
 	return func(ctx context.Context, ev *cloudevent.Event) error {
 		return rt.Publisher.Publish(ctx, ev)
 	}
+}
+
+// openStream is what a stream transport module offers the admin API once open (the
+// library's DLQ and status of its stream); both stream transports embed it.
+type openStream struct {
+	dlq    ops.DLQ
+	status func(context.Context) (*streams.StreamStatus, error)
+}
+
+// DLQ is the dead-letter stream of the transport's stream (category naming: events.dlq).
+func (o *openStream) DLQ() ops.DLQ { return o.dlq }
+
+// StreamStatus is the library's status of the transport's stream.
+func (o *openStream) StreamStatus(ctx context.Context) (*streams.StreamStatus, error) {
+	if o.status == nil {
+		return nil, nil // not open
+	}
+	return o.status(ctx)
 }

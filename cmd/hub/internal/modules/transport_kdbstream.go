@@ -7,7 +7,6 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/redisstream"
 )
@@ -22,7 +21,7 @@ type KDBTransport struct {
 	URL              string `yaml:"url"`
 	kdbstream.Config `yaml:",inline"`
 
-	t *kdbstream.Transport
+	openStream
 }
 
 // HubModule registers transport.kdbstream.
@@ -58,35 +57,20 @@ func (m *KDBTransport) Validate() error {
 func (m *KDBTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
 	cfg := m.Config
 	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMetrics
+	var t *kdbstream.Transport
 	var err error
 	if m.URL != "" {
-		m.t, err = kdbstream.OpenWith(ctx, m.URL, cfg)
+		t, err = kdbstream.OpenWith(ctx, m.URL, cfg)
 	} else if eng, kerr := rt.KDB(ctx); kerr != nil {
 		err = kerr
 	} else {
-		m.t, err = kdbstream.New(eng, cfg)
+		t, err = kdbstream.New(eng, cfg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return m.t, nil
-}
-
-// DLQ operates the dead-letter stream of the transport's stream.
-func (m *KDBTransport) DLQ() ops.DLQ {
-	if m.t == nil {
-		return ops.DLQ{}
-	}
-	sel := redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
-	return ops.DLQ{KDB: kdbstream.NewDLQ(m.t.Engine(), sel.DLQStream())}
-}
-
-// StreamStatus is the library's status of the transport's stream.
-func (m *KDBTransport) StreamStatus(ctx context.Context) (*streams.StreamStatus, error) {
-	if m.t == nil {
-		return nil, nil
-	}
-	return m.t.Status(ctx)
+	m.openStream = openStream{dlq: ops.DLQ{KDB: t.DLQ()}, status: t.Status}
+	return t, nil
 }
 
 // needDatabase is the kdbstream modules' check: a url, or a store to default to.

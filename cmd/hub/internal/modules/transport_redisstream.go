@@ -6,7 +6,6 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/transports/redisstream"
 )
 
@@ -19,7 +18,7 @@ type RedisTransport struct {
 	URL                string `yaml:"url"`
 	redisstream.Config `yaml:",inline"`
 
-	t *redisstream.Transport
+	openStream
 }
 
 // HubModule registers transport.redisstream.
@@ -61,25 +60,8 @@ func (m *RedisTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tr
 	if err != nil {
 		return nil, err
 	}
-	m.t = t
+	m.openStream = openStream{dlq: ops.DLQ{Redis: t.DLQ()}, status: t.Status}
 	return t, nil
-}
-
-// DLQ is the dead-letter stream of the transport's stream (category naming: events.dlq).
-func (m *RedisTransport) DLQ() ops.DLQ {
-	if m.t == nil {
-		return ops.DLQ{}
-	}
-	sel := redisstream.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
-	return ops.DLQ{Redis: redisstream.NewDLQ(m.t.Client(), sel.DLQStream())}
-}
-
-// StreamStatus is the library's status of the transport's stream.
-func (m *RedisTransport) StreamStatus(ctx context.Context) (*streams.StreamStatus, error) {
-	if m.t == nil {
-		return nil, nil
-	}
-	return m.t.Status(ctx)
 }
 
 var (
