@@ -88,7 +88,8 @@ type Runtime struct {
 	Registry *prometheus.Registry
 	// StreamMetrics are the R8 collectors, built once for every stream module.
 	StreamMetrics *hub.StreamMetrics
-	// Store owns the store-backed resources (nil when the config has no store).
+	// Store owns the store-backed resources. Modules reach them through Ledger and KDB;
+	// starting, stopping and closing them is the app's (nil: no resources at all).
 	Store *store.Store
 }
 
