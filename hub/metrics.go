@@ -1,42 +1,59 @@
 package hub
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"errors"
 
-// StreamMetrics are the R8 collectors shared by every stream transport. They are built
-// once on the caller's registerer and handed to each transport's Config, so two
-// transports in one process never register the same name twice.
-type StreamMetrics struct {
-	// EventCount counts events by transport, stream and outcome
-	// (emitted, received, acked, failed, publish_error).
-	EventCount *prometheus.CounterVec
-	// DLQ counts events moved to a dead-letter, by transport, stream and reason
-	// (max_deliveries, malformed, unknown_version).
-	DLQ *prometheus.CounterVec
-	// Lag observes, per transport, stream and group, the age of each entry when its
-	// handler starts: the time from append (the entry id's milliseconds) to processing.
-	Lag *prometheus.HistogramVec
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Delivery outcomes, the values of hub_delivery_total's outcome label.
+const (
+	OutcomeOK       = "ok"       // a Send succeeded
+	OutcomeRetry    = "retry"    // a Send failed and will be retried
+	OutcomeFailed   = "failed"   // the last attempt failed: a hub.transport.failed event was emitted
+	OutcomeDropped  = "dropped"  // the route's queue was full: failed without an attempt
+	OutcomeEnqueued = "enqueued" // stored in the outbox (outbox mode, PublishTx)
+)
+
+// hubMetrics are the hub's own collectors; transports' R8 collectors live in
+// StreamMetrics.
+type hubMetrics struct {
+	published prometheus.Counter
+	delivery  *prometheus.CounterVec
+	seconds   *prometheus.HistogramVec
+	failed    *prometheus.CounterVec
 }
 
-// NewStreamMetrics registers the R8 collectors on reg; a nil reg leaves them unregistered
-// (usable, never exported), which is what tests and benchmarks want.
-func NewStreamMetrics(reg prometheus.Registerer) *StreamMetrics {
-	m := &StreamMetrics{
-		EventCount: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "event_count_total",
-			Help: "Events seen by stream transports, by outcome (R8).",
-		}, []string{"transport", "stream", "outcome"}),
-		DLQ: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "event_dlq_total",
-			Help: "Events moved to a dead-letter stream or queue (R8).",
-		}, []string{"transport", "stream", "reason"}),
-		Lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "event_lag_seconds",
-			Help:    "Age of an entry when its handler starts, from its append time (R8).",
-			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 10, 60, 300, 3600},
-		}, []string{"transport", "stream", "group"}),
+func newHubMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
+	m := &hubMetrics{
+		published: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_published_total",
+			Help: "Events accepted by Publish and PublishTx (valid, handed to routes).",
+		}),
+		delivery: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_delivery_total",
+			Help: "Delivery events per route, by outcome (ok, retry, failed, dropped, enqueued); counted per event.",
+		}, []string{"route", "outcome"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hub_delivery_seconds",
+			Help:    "Duration of one Send attempt of a batch to a route's transport.",
+			Buckets: []float64{.0005, .001, .005, .01, .05, .1, .5, 1, 5, 30},
+		}, []string{"route"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_transport_failed_total",
+			Help: "Events whose direct delivery failed for good (one hub.transport.failed event each).",
+		}, []string{"route"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.EventCount, m.DLQ, m.Lag)
+		for _, c := range []prometheus.Collector{m.published, m.delivery, m.seconds, m.failed} {
+			if err := reg.Register(c); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if errors.As(err, &are) {
+					return nil, Errorf(AlreadyExists, "hub: metrics already registered on this registerer (one Hub per registerer): %w", err)
+				}
+				return nil, Wrap(InvalidArgument, err)
+			}
+		}
 	}
-	return m
+	return m, nil
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -180,34 +181,56 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid field by name.
+// Validate reports every invalid field, each error naming its field (joined with
+// errors.Join), so a config checker can point at each one.
 func (c *Config) Validate() error {
-	switch {
-	case c.Schema != "" && !schemaRE.MatchString(c.Schema):
-		return fmt.Errorf("ledger: Schema %q: letters, digits and underscores, at most 46 characters", c.Schema)
-	case c.FetchCooldown < time.Millisecond:
-		return fmt.Errorf("ledger: FetchCooldown %s: at least 1ms", c.FetchCooldown)
-	case c.FetchPollInterval < c.FetchCooldown:
-		return fmt.Errorf("ledger: FetchPollInterval %s: not shorter than FetchCooldown %s", c.FetchPollInterval, c.FetchCooldown)
-	case c.JobTimeout < -1:
-		return fmt.Errorf("ledger: JobTimeout %s: positive, or -1 for none", c.JobTimeout)
-	case c.RescueStuckJobsAfter <= c.JobTimeout:
-		return fmt.Errorf("ledger: RescueStuckJobsAfter %s: must exceed JobTimeout %s", c.RescueStuckJobsAfter, c.JobTimeout)
-	case c.RescueInterval <= 0:
-		return fmt.Errorf("ledger: RescueInterval %s: must be positive", c.RescueInterval)
-	case c.CompletedRetention < -1 || c.DiscardedRetention < -1:
-		return fmt.Errorf("ledger: CompletedRetention/DiscardedRetention: positive, or -1 to keep forever")
-	case c.MaxConns < 1:
-		return fmt.Errorf("ledger: MaxConns %d: at least 1", c.MaxConns)
-	case c.BusyTimeout < 0:
-		return fmt.Errorf("ledger: BusyTimeout %s: must not be negative", c.BusyTimeout)
-	case c.PresenceInterval != -1 && c.PresenceInterval < 10*time.Millisecond:
-		return fmt.Errorf("ledger: PresenceInterval %s: at least 10ms, or -1 for none", c.PresenceInterval)
-	case c.presenceOn() && c.PresenceGrace < 2*c.PresenceInterval:
-		return fmt.Errorf("ledger: PresenceGrace %s: at least twice PresenceInterval %s", c.PresenceGrace, c.PresenceInterval)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("ledger: "+format, args...)) }
+	if c.Schema != "" && !schemaRE.MatchString(c.Schema) {
+		bad("Schema %q: letters, digits and underscores, at most 46 characters", c.Schema)
 	}
-	_, _, err := parseDSN(c.DSN)
-	return err
+	if c.FetchCooldown < time.Millisecond {
+		bad("FetchCooldown %s: at least 1ms", c.FetchCooldown)
+	} else if c.FetchPollInterval < c.FetchCooldown {
+		bad("FetchPollInterval %s: not shorter than FetchCooldown %s", c.FetchPollInterval, c.FetchCooldown)
+	}
+	if c.JobTimeout < -1 {
+		bad("JobTimeout %s: positive, or -1 for none", c.JobTimeout)
+	} else if c.RescueStuckJobsAfter <= c.JobTimeout {
+		bad("RescueStuckJobsAfter %s: must exceed JobTimeout %s", c.RescueStuckJobsAfter, c.JobTimeout)
+	}
+	if c.RescueInterval <= 0 {
+		bad("RescueInterval %s: must be positive", c.RescueInterval)
+	}
+	if c.CompletedRetention < -1 {
+		bad("CompletedRetention %s: positive, or -1 to keep forever", c.CompletedRetention)
+	}
+	if c.DiscardedRetention < -1 {
+		bad("DiscardedRetention %s: positive, or -1 to keep forever", c.DiscardedRetention)
+	}
+	if c.MaxConns < 1 {
+		bad("MaxConns %d: at least 1", c.MaxConns)
+	}
+	if c.BusyTimeout < 0 {
+		bad("BusyTimeout %s: must not be negative", c.BusyTimeout)
+	}
+	if c.PresenceInterval != -1 && c.PresenceInterval < 10*time.Millisecond {
+		bad("PresenceInterval %s: at least 10ms, or -1 for none", c.PresenceInterval)
+	} else if c.presenceOn() && c.PresenceGrace < 2*c.PresenceInterval {
+		bad("PresenceGrace %s: at least twice PresenceInterval %s", c.PresenceGrace, c.PresenceInterval)
+	}
+	if _, _, err := parseDSN(c.DSN); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// QuietLogger returns l without its records below Warn: what the ledger makes of
+// slog.Default() when Config.Logger is nil, for callers that pass their own logger.
+// River logs routine lifecycle at Info (client started, producer counts every few
+// seconds); an operator wants what went wrong.
+func QuietLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{slog.LevelWarn, l.Handler()})
 }
 
 // Backend is the database under the ledger.

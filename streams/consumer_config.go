@@ -96,35 +96,40 @@ type ConsumerConfig struct {
 	Metrics *hub.StreamMetrics `yaml:"-"`
 }
 
-// Validate reports the first invalid field by name. It checks the loop's settings;
-// the naming rules of Stream and Group (ValidateStream, ValidateGroup) are checked by
-// the transports' NewConsumer.
+// ConfigError is one invalid field of a ConsumerConfig. Validate joins one per
+// problem, and a config checker reads Field (the Go field name, "ClaimMinIdle") to
+// place each at its key.
+type ConfigError struct {
+	Field string // the ConsumerConfig field
+	Msg   string // what is wrong with it
+}
+
+func (e *ConfigError) Error() string { return "streams: ConsumerConfig." + e.Field + " " + e.Msg }
+
+// Validate reports every invalid field, one *ConfigError each, joined with errors.Join.
 func (c *ConsumerConfig) Validate() error {
-	switch {
-	case c.Stream == "":
-		return errors.New("streams: ConsumerConfig.Stream is required")
-	case c.Group == "":
-		return errors.New("streams: ConsumerConfig.Group is required")
-	case c.Consumer == "":
-		return errors.New("streams: ConsumerConfig.Consumer is required")
-	case c.Count < 0:
-		return fmt.Errorf("streams: ConsumerConfig.Count must be positive, got %d", c.Count)
-	case c.Block < 0:
-		return fmt.Errorf("streams: ConsumerConfig.Block must not be negative, got %s", c.Block)
-	case c.ClaimMinIdle < 0:
-		return fmt.Errorf("streams: ConsumerConfig.ClaimMinIdle must not be negative, got %s", c.ClaimMinIdle)
-	case c.ClaimInterval < 0:
-		return fmt.Errorf("streams: ConsumerConfig.ClaimInterval must not be negative, got %s", c.ClaimInterval)
-	case c.MaxDeliveries < 0:
-		return fmt.Errorf("streams: ConsumerConfig.MaxDeliveries must be positive, got %d", c.MaxDeliveries)
-	case c.Concurrency < 0:
-		return fmt.Errorf("streams: ConsumerConfig.Concurrency must be positive, got %d", c.Concurrency)
-	case c.DrainTimeout < 0:
-		return fmt.Errorf("streams: ConsumerConfig.DrainTimeout must not be negative, got %s", c.DrainTimeout)
-	case c.IdempotencyTTL < 0:
-		return fmt.Errorf("streams: ConsumerConfig.IdempotencyTTL must not be negative, got %s", c.IdempotencyTTL)
-	case c.DLQStream == c.Stream:
-		return fmt.Errorf("streams: ConsumerConfig.DLQStream must differ from Stream %q", c.Stream)
+	var errs []error
+	for _, f := range []struct {
+		field   string
+		invalid bool
+		msg     string
+	}{
+		{"Stream", c.Stream == "", "is required"},
+		{"Group", c.Group == "", "is required"},
+		{"Consumer", c.Consumer == "", "is required"},
+		{"Count", c.Count < 0, fmt.Sprintf("must be positive, got %d", c.Count)},
+		{"Block", c.Block < 0, fmt.Sprintf("must not be negative, got %s", c.Block)},
+		{"ClaimMinIdle", c.ClaimMinIdle < 0, fmt.Sprintf("must not be negative, got %s", c.ClaimMinIdle)},
+		{"ClaimInterval", c.ClaimInterval < 0, fmt.Sprintf("must not be negative, got %s", c.ClaimInterval)},
+		{"MaxDeliveries", c.MaxDeliveries < 0, fmt.Sprintf("must be positive, got %d", c.MaxDeliveries)},
+		{"Concurrency", c.Concurrency < 0, fmt.Sprintf("must be positive, got %d", c.Concurrency)},
+		{"DrainTimeout", c.DrainTimeout < 0, fmt.Sprintf("must not be negative, got %s", c.DrainTimeout)},
+		{"IdempotencyTTL", c.IdempotencyTTL < 0, fmt.Sprintf("must not be negative, got %s", c.IdempotencyTTL)},
+		{"DLQStream", c.Stream != "" && c.DLQStream == c.Stream, fmt.Sprintf("must differ from Stream %q", c.Stream)},
+	} {
+		if f.invalid {
+			errs = append(errs, &ConfigError{Field: f.field, Msg: f.msg})
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,21 +1,6 @@
 package streams
 
-import (
-	"errors"
-	"slices"
-	"strconv"
-)
-
-// Fields a dead-letter entry carries besides the original entry's fields (R4.6, E6).
-// DLQ tooling (list, inspect, replay) strips exactly these before re-publishing.
-const (
-	FieldError         = "error"          // the last handler or decode error
-	FieldDeliveryCount = "delivery_count" // deliveries before the move
-	FieldSourceStream  = "source_stream"  // where the entry came from, and where replay sends it
-	FieldGroup         = "group"          // the consumer group that gave up
-	FieldOriginalID    = "original_id"    // the entry id in the source stream
-	FieldReason        = "dlq_reason"     // one of the streams.Reason* constants
-)
+import "errors"
 
 // ErrNoGroup is what a Backend's ReadGroup returns (wrapped, for errors.Is) when the
 // stream or the group no longer exists: typically a Redis restarted without
@@ -23,79 +8,3 @@ const (
 // of a stream re-created after the loss is one this group has not seen. Returning it
 // is optional; a backend that never loses groups need not.
 var ErrNoGroup = errors.New("streams: stream or consumer group does not exist")
-
-// MetaFields lists the dead-letter metadata field names, for tools that separate them
-// from the original fields.
-var MetaFields = []string{FieldError, FieldDeliveryCount, FieldSourceStream, FieldGroup, FieldOriginalID, FieldReason}
-
-// r2Order is the order of the seven R2 fields, kept first in a dead-letter entry so an
-// operator reading it with XRANGE sees the envelope as it was written.
-var r2Order = []string{"type", "event_id", "occurred_at", "tenant_id", "subject_id", "actor", "data"}
-
-// shadowPrefix renames an original field that collides with a metadata name (an
-// extension called "error" or "group"); extension names never contain '_', so the
-// renamed field cannot collide with anything else, and SplitDeadLetter restores it.
-const shadowPrefix = "orig_"
-
-// OrderedFields flattens values into key, value pairs: the R2 fields first, in R2
-// order, then the rest sorted by name, so an entry re-written from a map reads like a
-// published one.
-func OrderedFields(values map[string]string) []string {
-	out := make([]string, 0, 2*len(values)+2*len(MetaFields))
-	for _, k := range r2Order {
-		if v, ok := values[k]; ok {
-			out = append(out, k, v)
-		}
-	}
-	rest := make([]string, 0, len(values))
-	for k := range values {
-		if !slices.Contains(r2Order, k) {
-			rest = append(rest, k)
-		}
-	}
-	slices.Sort(rest)
-	for _, k := range rest {
-		out = append(out, k, values[k])
-	}
-	return out
-}
-
-// DeadLetterFields builds the flat field list of a dead-letter entry: the original
-// fields (OrderedFields), then the metadata.
-func DeadLetterFields(values map[string]string, errText string, deliveries int64, stream, group, id, reason string) []string {
-	out := OrderedFields(values)
-	for i := 0; i < len(out); i += 2 {
-		if slices.Contains(MetaFields, out[i]) {
-			out[i] = shadowPrefix + out[i]
-		}
-	}
-	return append(out,
-		FieldError, errText,
-		FieldDeliveryCount, strconv.FormatInt(deliveries, 10),
-		FieldSourceStream, stream,
-		FieldGroup, group,
-		FieldOriginalID, id,
-		FieldReason, reason,
-	)
-}
-
-// SplitDeadLetter separates a dead-letter entry's values into the original fields (as
-// they were in the source stream) and the metadata fields.
-func SplitDeadLetter(values map[string]string) (original, meta map[string]string) {
-	original = make(map[string]string, len(values))
-	meta = make(map[string]string, len(MetaFields))
-	for k, v := range values {
-		if slices.Contains(MetaFields, k) {
-			meta[k] = v
-		} else {
-			original[k] = v
-		}
-	}
-	for _, m := range MetaFields {
-		if v, ok := original[shadowPrefix+m]; ok {
-			delete(original, shadowPrefix+m)
-			original[m] = v
-		}
-	}
-	return original, meta
-}

@@ -191,7 +191,7 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 // (R4.6, N2). If the move fails the entry stays pending and a later claim retries it.
 func (c *Consumer) deadLetter(ctx context.Context, e Entry, typ, eventID, errText, reason string) {
 	cfg := c.cfg
-	fields := DeadLetterFields(e.Values, errText, e.Deliveries, cfg.Stream, cfg.Group, e.ID, reason)
+	fields := streams.DeadLetterFields(e.Values, errText, e.Deliveries, cfg.Stream, cfg.Group, e.ID, reason)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 	defer cancel()
 	if err := c.b.DeadLetter(dctx, cfg.Stream, cfg.Group, e.ID, cfg.DLQStream, fields); err != nil {

@@ -87,7 +87,7 @@ func setupMigration(t *testing.T, n int) *migBundle {
 			b.acked[b.ids[e.ID]] = true
 			delete(b.pending, e.ID)
 		case i == 1 || i == 3:
-			f := streamloop.DeadLetterFields(e.Values, "boom", 4, b.stream, b.group, e.ID, "max_deliveries")
+			f := streams.DeadLetterFields(e.Values, "boom", 4, b.stream, b.group, e.ID, "max_deliveries")
 			if err := back.DeadLetter(ctx, b.stream, b.group, e.ID, b.stream+streams.DLQSuffix, f); err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
-	streamloop "github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/streams"
 )
 
 // DeadLetter is one entry of a dead-letter stream, split into the original entry and
@@ -49,15 +49,10 @@ func (d *DLQ) Len(ctx context.Context) (int64, error) {
 }
 
 // List returns up to count dead letters after the entry id after ("" for the oldest
-// first), oldest first; page by passing the last ID back.
+// first), oldest first; page by passing the last ID back. count <= 0 means 100
+// (streams.DefaultDLQList).
 func (d *DLQ) List(ctx context.Context, after string, count int64) ([]DeadLetter, error) {
-	start := "-"
-	if after != "" {
-		start = "(" + after
-	}
-	if count <= 0 {
-		count = 100
-	}
+	start, count := streams.ListRange(after, count)
 	msgs, err := d.client.XRangeN(ctx, d.stream, start, "+", count).Result()
 	if err != nil {
 		return nil, classify(err)
@@ -101,11 +96,11 @@ func (d *DLQ) Replay(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	if dl.SourceStream == "" {
-		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streamloop.FieldSourceStream)
+		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streams.FieldSourceStream)
 	}
 	args := make([]any, 0, 2+2*len(dl.Fields))
 	args = append(args, id, strconv.Itoa(DefaultMaxLen))
-	for _, f := range streamloop.OrderedFields(dl.Fields) {
+	for _, f := range streams.OrderedFields(dl.Fields) {
 		args = append(args, f)
 	}
 	newID, err := replayScript.Run(ctx, d.client, []string{d.stream, dl.SourceStream}, args...).Text()
@@ -130,14 +125,14 @@ func (d *DLQ) Purge(ctx context.Context, ids ...string) (int64, error) {
 }
 
 func toDeadLetter(m redis.XMessage) DeadLetter {
-	original, meta := streamloop.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
+	original, meta := streams.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
 	dl := DeadLetter{
 		ID: m.ID, Fields: original,
-		Error: meta[streamloop.FieldError], Reason: meta[streamloop.FieldReason],
-		SourceStream: meta[streamloop.FieldSourceStream], Group: meta[streamloop.FieldGroup],
-		OriginalID: meta[streamloop.FieldOriginalID],
+		Error: meta[streams.FieldError], Reason: meta[streams.FieldReason],
+		SourceStream: meta[streams.FieldSourceStream], Group: meta[streams.FieldGroup],
+		OriginalID: meta[streams.FieldOriginalID],
 	}
-	dl.Deliveries, _ = strconv.ParseInt(meta[streamloop.FieldDeliveryCount], 10, 64)
+	dl.Deliveries, _ = strconv.ParseInt(meta[streams.FieldDeliveryCount], 10, 64)
 	if ms, _, _ := strings.Cut(m.ID, "-"); ms != "" {
 		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
 			dl.Time = time.UnixMilli(n).UTC()

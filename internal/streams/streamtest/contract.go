@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
 )
@@ -190,17 +189,17 @@ func T4DeadLetter(t *testing.T, h Harness) {
 	d := dlq[0]
 	want := map[string]string{
 		"event_id": ev.ID, "type": ev.Type, "tenant_id": "tenant-A",
-		streamloop.FieldError: "permanent failure #3", streamloop.FieldDeliveryCount: "3",
-		streamloop.FieldSourceStream: stream, streamloop.FieldGroup: cfg.Group,
-		streamloop.FieldReason: streams.ReasonMaxDeliveries,
+		streams.FieldError: "permanent failure #3", streams.FieldDeliveryCount: "3",
+		streams.FieldSourceStream: stream, streams.FieldGroup: cfg.Group,
+		streams.FieldReason: streams.ReasonMaxDeliveries,
 	}
 	for k, v := range want {
 		if d[k] != v {
 			t.Errorf("DLQ field %s = %q, want %q (entry %v)", k, d[k], v, d)
 		}
 	}
-	if d[streamloop.FieldOriginalID] == "" {
-		t.Errorf("DLQ entry lacks %s: %v", streamloop.FieldOriginalID, d)
+	if d[streams.FieldOriginalID] == "" {
+		t.Errorf("DLQ entry lacks %s: %v", streams.FieldOriginalID, d)
 	}
 	if len(dlq) != 1 {
 		t.Fatalf("DLQ holds %d entries, want 1", len(dlq))

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	streamloop "github.com/koder/eventhub/internal/streams"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
 )
@@ -38,8 +37,8 @@ func N2Malformed(t *testing.T, h Harness) {
 	}
 	dlq := WaitLen(t, h, cfg.DLQStream, 1)
 	d := dlq[0]
-	if d["event_id"] != bad || d[streamloop.FieldReason] != streams.ReasonMalformed ||
-		!strings.Contains(d[streamloop.FieldError], "tenant") || d[streamloop.FieldDeliveryCount] != "1" {
+	if d["event_id"] != bad || d[streams.FieldReason] != streams.ReasonMalformed ||
+		!strings.Contains(d[streams.FieldError], "tenant") || d[streams.FieldDeliveryCount] != "1" {
 		t.Fatalf("DLQ entry %v: want event %s, reason %s, an error naming tenant_id, 1 delivery", d, bad, streams.ReasonMalformed)
 	}
 	WaitPending(t, h, stream, cfg.Group, 0)
@@ -76,7 +75,7 @@ func E5UnknownMajor(t *testing.T, h Harness) {
 		t.Fatalf("handler got %s, want %s", ev.ID, v1.ID)
 	}
 	d := WaitLen(t, h, cfg.DLQStream, 1)[0]
-	if d["event_id"] != v2.ID || d[streamloop.FieldReason] != streams.ReasonUnknownVersion {
+	if d["event_id"] != v2.ID || d[streams.FieldReason] != streams.ReasonUnknownVersion {
 		t.Fatalf("DLQ entry %v, want %s with reason %s", d, v2.ID, streams.ReasonUnknownVersion)
 	}
 	WaitPending(t, h, stream, cfg.Group, 0)
@@ -110,7 +109,7 @@ func DeadLetterAfterCrashes(t *testing.T, h Harness) {
 	})
 	d := WaitLen(t, h, cfg.DLQStream, 1)[0]
 	WaitPending(t, h, stream, cfg.Group, 0)
-	if d["event_id"] != ev.ID || d[streamloop.FieldReason] != streams.ReasonMaxDeliveries || d[streamloop.FieldDeliveryCount] != "5" {
+	if d["event_id"] != ev.ID || d[streams.FieldReason] != streams.ReasonMaxDeliveries || d[streams.FieldDeliveryCount] != "5" {
 		t.Fatalf("DLQ entry %v: want %s, reason %s, delivery_count 5", d, ev.ID, streams.ReasonMaxDeliveries)
 	}
 	if n := calls.Load(); n != 0 {

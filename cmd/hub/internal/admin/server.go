@@ -22,16 +22,34 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/outbox"
+)
+
+// Limits and timeouts of the API.
+const (
+	// DefaultListLimit is how many entries a listing (DLQ, dead outbox rows) returns
+	// without ?limit=: a screenful an operator reads, and a reply that stays small
+	// however large the store behind it grew.
+	DefaultListLimit = 100
+	// MaxBodyBytes caps a request body: the largest (a resend of many ids) is a few
+	// kilobytes, so 1 MiB only stops a client that sends garbage.
+	MaxBodyBytes = 1 << 20
+	// ReadyTimeout bounds /readyz's health checks, below the usual 5 s probe timeout of
+	// orchestrators, so a hung transport reports "degraded" instead of timing the probe out.
+	ReadyTimeout = 3 * time.Second
+	// StatusTimeout bounds GET /transports (health and status of every transport): a
+	// down Redis answers within the client's own dial timeout, well inside it.
+	StatusTimeout = 5 * time.Second
 )
 
 // Route describes one configured route for GET /routes.
 type Route struct {
-	Pattern   string   `json:"pattern"`
-	To        []string `json:"to"`
-	Delivery  string   `json:"delivery"`
-	Attempts  int      `json:"attempts,omitempty"`
-	Backoff   string   `json:"backoff,omitempty"`
-	MaxBackof string   `json:"max_backoff,omitempty"`
+	Pattern    string   `json:"pattern"`
+	To         []string `json:"to"`
+	Delivery   string   `json:"delivery"`
+	Attempts   int      `json:"attempts,omitempty"`
+	Backoff    string   `json:"backoff,omitempty"`
+	BackoffMax string   `json:"max_backoff,omitempty"`
 }
 
 // Transport is one transport the admin API reports on and operates.
@@ -39,7 +57,7 @@ type Transport struct {
 	Name      string
 	Type      string // module ID
 	Transport hub.Transport
-	Module    any // the module: may implement ops.Statuser, ops.DLQProvider, ops.WebhookProvider
+	Module    any // the module: may implement ops.StreamStatuser, ops.BusStatuser, ops.DLQProvider, ops.WebhookProvider
 }
 
 // Server is the admin API handler.
@@ -51,7 +69,7 @@ type Server struct {
 	Transports []Transport
 	// Sources are listed for DLQ operations (a consumer group's DLQ belongs to its source).
 	Sources  []Transport
-	Outbox   ops.Outbox // nil when no route uses the outbox
+	Outbox   *outbox.Outbox // nil when no route uses the outbox
 	Gatherer prometheus.Gatherer
 	Logger   *slog.Logger
 	// Ready reports whether the hub finished starting (readiness before transports).
@@ -119,7 +137,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "starting"})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 	defer cancel()
 	checks := map[string]string{}
 	ok := true
@@ -144,7 +162,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) transports(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), StatusTimeout)
 	defer cancel()
 	out := make([]map[string]any, 0, len(s.Transports))
 	for _, t := range s.Transports {
@@ -156,8 +174,7 @@ func (s *Server) transports(w http.ResponseWriter, r *http.Request) {
 				m["health"] = "ok"
 			}
 		}
-		if st, ok := t.Module.(ops.Statuser); ok {
-			v, err := st.Status(ctx)
+		if v, ok, err := status(ctx, t.Module); ok {
 			if err != nil {
 				m["status_error"] = err.Error()
 			} else {
@@ -168,6 +185,23 @@ func (s *Server) transports(w http.ResponseWriter, r *http.Request) {
 		out = append(out, m)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// status is a module's state as the library reports it, when the module has one.
+func status(ctx context.Context, mod any) (v any, ok bool, err error) {
+	switch m := mod.(type) {
+	case ops.BusStatuser:
+		v, err = m.BusStatus(ctx)
+	case ops.StreamStatuser:
+		v, err = m.StreamStatus(ctx)
+	case ops.WebhookProvider:
+		if t := m.Webhook(); t != nil {
+			v, err = t.Status(ctx)
+		}
+	default:
+		return nil, false, nil
+	}
+	return v, true, err
 }
 
 func (s *Server) transport(name string) (Transport, bool) {
@@ -216,7 +250,7 @@ func writeErr(w http.ResponseWriter, err error) {
 }
 
 func readBody(r *http.Request) (json.RawMessage, error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -236,4 +270,13 @@ func intParam(r *http.Request, name string, def int) int {
 		}
 	}
 	return def
+}
+
+// reply writes v, or err's problem when err is set.
+func reply(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }

@@ -17,8 +17,8 @@ func (a *App) adminServer() *admin.Server {
 		if r.Retry.Backoff > 0 {
 			ar.Backoff = r.Retry.Backoff.String()
 		}
-		if r.Retry.MaxBackoff > 0 {
-			ar.MaxBackof = r.Retry.MaxBackoff.String()
+		if r.Retry.BackoffMax > 0 {
+			ar.BackoffMax = r.Retry.BackoffMax.String()
 		}
 		s.Routes = append(s.Routes, ar)
 	}
@@ -28,9 +28,7 @@ func (a *App) adminServer() *admin.Server {
 	for _, src := range a.plan.Sources {
 		s.Sources = append(s.Sources, admin.Transport{Name: src.Name, Type: string(src.ID), Module: src.Module})
 	}
-	if a.outbox != nil {
-		s.Outbox = a.outbox.ops()
-	}
+	s.Outbox = a.outbox
 	return s
 }
 

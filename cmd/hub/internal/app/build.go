@@ -4,7 +4,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,23 +47,26 @@ func Build(f *config.File, env config.Lookup, logger *slog.Logger) (*Plan, confi
 	p := &Plan{File: f, Env: env, Logger: logger}
 	var ps config.Problems
 	p.Schemas, ps = LoadSchemas(f)
-	webhooks := 0
+	singletons := map[registry.ID]bool{}
 	for _, name := range sectionOrder(f.Config.Transports) {
-		if sec := f.Config.Transports[name]; sec.Type == "webhook" {
-			if webhooks++; webhooks > 1 {
-				// the delivery worker is registered once per ledger (one store per process)
-				ps = append(ps, at(f, valueNode(sec.Node, "type"), "transports."+name+".type", "only one webhook transport per hub: route more patterns to the first; endpoints choose their types"))
-				continue
-			}
+		sec := f.Config.Transports[name]
+		if p, ok := singleton(f, singletons, registry.NSTransport, "transports."+name, sec); !ok {
+			ps = append(ps, p)
+			continue
 		}
-		m, id, mps := buildModule[registry.TransportModule](f, env, logger, registry.NSTransport, "transports", name, f.Config.Transports[name])
+		m, id, mps := buildModule[registry.TransportModule](f, env, logger, registry.NSTransport, "transports", name, sec)
 		ps = append(ps, mps...)
 		if len(mps) == 0 {
 			p.Transports = append(p.Transports, Section[registry.TransportModule]{name, id, m})
 		}
 	}
 	for _, name := range sectionOrder(f.Config.Sources) {
-		m, id, mps := buildModule[registry.SourceModule](f, env, logger, registry.NSSource, "sources", name, f.Config.Sources[name])
+		sec := f.Config.Sources[name]
+		if p, ok := singleton(f, singletons, registry.NSSource, "sources."+name, sec); !ok {
+			ps = append(ps, p)
+			continue
+		}
+		m, id, mps := buildModule[registry.SourceModule](f, env, logger, registry.NSSource, "sources", name, sec)
 		ps = append(ps, mps...)
 		if len(mps) == 0 {
 			p.Sources = append(p.Sources, Section[registry.SourceModule]{name, id, m})
@@ -94,6 +96,25 @@ func sectionOrder(m map[string]config.Module) []string {
 	return names
 }
 
+// singleton reports, for a module that declares itself registry.Singleton, every
+// section after its first, at the section's type key.
+func singleton(f *config.File, seen map[registry.ID]bool, ns, path string, sec config.Module) (config.Problem, bool) {
+	id := registry.ID(ns + "." + sec.Type)
+	info, ok := registry.Lookup(id)
+	if !ok {
+		return config.Problem{}, true // reported by buildModule
+	}
+	one, ok := info.New().(registry.Singleton)
+	if !ok {
+		return config.Problem{}, true
+	}
+	if seen[id] {
+		return at(f, valueNode(sec.Node, "type"), path+".type", "only one %s %s per hub: %s", sec.Type, ns, one.Singleton()), false
+	}
+	seen[id] = true
+	return config.Problem{}, true
+}
+
 func buildModule[M any](f *config.File, env config.Lookup, logger *slog.Logger, ns, section, name string, sec config.Module) (M, registry.ID, config.Problems) {
 	var zero M
 	path := section + "." + name
@@ -115,45 +136,15 @@ func buildModule[M any](f *config.File, env config.Lookup, logger *slog.Logger, 
 	if pv, ok := mod.(registry.Provisioner); ok {
 		pc := &registry.ProvisionContext{Name: name, Env: env, Store: f.Config.Store, File: f, Logger: logger.With("module", string(id), "name", name)}
 		if err := pv.Provision(pc); err != nil {
-			return zero, id, moduleProblems(f, sec, path, "provision", err)
+			return zero, id, f.ProblemsAt(path, "provision", err)
 		}
 	}
 	if v, ok := mod.(registry.Validator); ok {
 		if err := v.Validate(); err != nil {
-			return zero, id, moduleProblems(f, sec, path, "", err)
+			return zero, id, f.ProblemsAt(path, "", err)
 		}
 	}
 	return typed, id, nil
-}
-
-// moduleProblems locates a module's error: a FieldError at its key; otherwise at the
-// first key of the section the message names, or at the section. errors.Join'ed errors
-// become one problem each.
-func moduleProblems(f *config.File, sec config.Module, path, stage string, err error) config.Problems {
-	errs := splitJoined(err)
-	var ps config.Problems
-	for _, e := range errs {
-		msg := e.Error()
-		if stage != "" {
-			msg = stage + ": " + msg
-		}
-		var fe *registry.FieldError
-		if errors.As(e, &fe) {
-			n := valueNode(sec.Node, fe.Key)
-			if n == nil {
-				n = sec.Node
-			}
-			ps = append(ps, at(f, n, path+"."+fe.Key, "%s", strings.TrimPrefix(msg, fe.Key+": ")))
-			continue
-		}
-		n, key := config.MentionedKey(sec.Node, msg)
-		if n != nil {
-			ps = append(ps, at(f, n, path+"."+key, "%s", msg))
-			continue
-		}
-		ps = append(ps, at(f, sec.Node, path, "%s", msg))
-	}
-	return ps
 }
 
 func valueNode(m *yaml.Node, key string) *yaml.Node {
@@ -204,19 +195,4 @@ func LoadSchemas(f *config.File) (*schema.Registry, config.Problems) {
 		}
 	}
 	return reg, ps
-}
-
-// splitJoined finds an errors.Join inside err's chain (libraries wrap their joined
-// Validate errors in a hub.Error) and returns its parts, or err alone.
-func splitJoined(err error) []error {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			var out []error
-			for _, part := range j.Unwrap() {
-				out = append(out, splitJoined(part)...)
-			}
-			return out
-		}
-	}
-	return []error{err}
 }

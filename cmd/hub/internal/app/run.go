@@ -15,8 +15,9 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
-	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/outbox"
 )
 
 // App is a running hub: transports open, routes forwarding, sources feeding it, the
@@ -25,16 +26,16 @@ type App struct {
 	plan    *Plan
 	log     *slog.Logger
 	rt      *registry.Runtime
+	store   *store.Store
 	hub     *hub.Hub
+	outbox  *outbox.Outbox
 	reg     *prometheus.Registry
 	ready   atomic.Bool
 	servers []*http.Server
 	addrs   map[string]string
 
 	transports []openTransport
-	sources    []Section[registry.SourceModule]
 	started    []Section[registry.SourceModule]
-	outbox     *outboxRunner
 }
 
 type openTransport struct {
@@ -44,16 +45,19 @@ type openTransport struct {
 	t    hub.Transport
 }
 
-// Start opens and starts everything in order: metrics registry, shared store,
-// transports, the hub and its routes, the outbox relay, sources, then the admin and
-// metrics listeners. A failure closes what already started, in reverse.
+// Start opens and starts everything in order: metrics registry, the hub (with the
+// outbox when a route uses it), transports, routes, the ledger, the admin and metrics
+// listeners, then sources. The hub comes first so the runtime every module receives is
+// complete: sources find the publisher there. A failure closes what already started,
+// in reverse.
 func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	cfg := &p.File.Config
 	a = &App{plan: p, log: p.Logger, addrs: map[string]string{}}
 	a.reg = prometheus.NewRegistry()
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.rt = &registry.Runtime{Logger: p.Logger, Registry: a.reg, Store: cfg.Store, File: p.File, Schemas: p.Schemas,
-		StreamMets: hub.NewStreamMetrics(a.reg)}
+	a.store = store.New(cfg.Store, p.File, p.Logger)
+	a.rt = &registry.Runtime{Logger: p.Logger, Registry: a.reg, Schemas: p.Schemas, Store: a.store,
+		StreamMetrics: hub.NewStreamMetrics(a.reg)}
 	defer func() {
 		if err != nil {
 			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
@@ -65,6 +69,20 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 	}()
 
+	opts := []hub.Option{hub.WithLogger(p.Logger), hub.WithRegisterer(a.reg), hub.WithRegistry(p.Schemas),
+		hub.WithCloseTimeout(cfg.ShutdownTimeout / 2)} // the rest of the bound is for the ledger and transports
+	dest := &outbox.Destinations{}
+	if usesOutbox(cfg) {
+		if a.outbox, err = openOutbox(ctx, a, dest); err != nil {
+			return a, fmt.Errorf("outbox: %w", err)
+		}
+		opts = append(opts, hub.WithOutbox(a.outbox))
+	}
+	if a.hub, err = hub.New(opts...); err != nil {
+		return a, fmt.Errorf("hub: %w", err)
+	}
+	a.rt.Publisher = a.hub
+
 	for _, s := range p.Transports {
 		t, err := s.Module.Open(ctx, a.rt)
 		if err != nil {
@@ -73,50 +91,13 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		a.transports = append(a.transports, openTransport{s.Name, s.ID, s.Module, t})
 		p.Logger.Info("transport open", "name", s.Name, "module", string(s.ID))
 	}
-
-	opts := []hub.Option{hub.WithLogger(p.Logger), hub.WithRegisterer(a.reg), hub.WithRegistry(p.Schemas),
-		hub.WithCloseTimeout(cfg.ShutdownTimeout / 2)} // the rest of the bound is for the ledger and transports
-	if usesOutbox(cfg) {
-		ob, err := openOutbox(ctx, a)
-		if err != nil {
-			return a, fmt.Errorf("outbox: %w", err)
-		}
-		a.outbox = ob
-		opts = append(opts, hub.WithOutbox(ob.outbox))
-	}
-	h, err := hub.New(opts...)
-	if err != nil {
-		return a, fmt.Errorf("hub: %w", err)
-	}
-	a.hub = h
-	a.rt.Publisher = h
-	for _, r := range cfg.Routes {
-		for _, to := range r.To {
-			t := a.transport(to)
-			ropts := []hub.RouteOption{hub.WithName(RouteName(to, r.Pattern))}
-			if r.Delivery == config.DeliveryOutbox {
-				ropts = append(ropts, hub.WithDelivery(hub.OutboxMode))
-			}
-			if r.Retry.Attempts > 0 || r.Retry.Backoff > 0 || r.Retry.MaxBackoff > 0 {
-				// Zero fields keep the hub's defaults (WithRetry).
-				ropts = append(ropts, hub.WithRetry(r.Retry.Attempts, r.Retry.Backoff, r.Retry.MaxBackoff))
-			}
-			if err := h.Forward(r.Pattern, t, ropts...); err != nil {
-				return a, fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
-			}
-		}
-	}
-	if a.outbox != nil {
-		if err := a.outbox.start(ctx, a); err != nil {
-			return a, fmt.Errorf("outbox relay: %w", err)
-		}
+	if err := a.forward(dest); err != nil {
+		return a, err
 	}
 	// The ledger works webhook deliveries and outbox rows; it starts once every module
 	// registered its workers and queues.
-	if l := shared.OpenedLedger(a.rt); l != nil {
-		if err := l.Start(ctx); err != nil {
-			return a, fmt.Errorf("ledger: %w", err)
-		}
+	if err := a.store.Start(ctx); err != nil {
+		return a, err
 	}
 	// Listeners bind before intake starts, so a port in use fails the start before any
 	// event is accepted; /readyz says ready only once everything runs.
@@ -142,6 +123,35 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	return a, nil
 }
 
+// forward adds every route target to the hub, registering outbox routes' transports
+// as the relay's destinations under the same name.
+func (a *App) forward(dest *outbox.Destinations) error {
+	for _, r := range a.plan.File.Config.Routes {
+		for _, to := range r.To {
+			t := a.transport(to)
+			name := RouteName(to, r.Pattern)
+			ropts := []hub.RouteOption{hub.WithName(name)}
+			if r.Delivery == config.DeliveryOutbox {
+				ropts = append(ropts, hub.WithDelivery(hub.OutboxMode))
+				dest.Set(name, t)
+			}
+			if r.Retry.Attempts > 0 || r.Retry.Backoff > 0 || r.Retry.BackoffMax > 0 {
+				// Zero fields keep the hub's defaults (WithRetry).
+				ropts = append(ropts, hub.WithRetry(r.Retry.Attempts, r.Retry.Backoff, r.Retry.BackoffMax))
+			}
+			if err := a.hub.Forward(r.Pattern, t, ropts...); err != nil {
+				return fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ReadHeaderTimeout bounds reading a request's headers on the admin and metrics
+// listeners: a client that connects and sends nothing holds a connection this long at
+// most, while every real client sends its headers at once.
+const ReadHeaderTimeout = 10 * time.Second
+
 // RouteName is the hub route name (and outbox destination) of one route target: stable
 // across restarts and config reordering, so outbox rows written before a restart find
 // their transport after it.
@@ -161,7 +171,7 @@ func (a *App) listen(what, addr string, h http.Handler) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.servers = append(a.servers, srv)
 	a.addrs[what] = ln.Addr().String()
 	go func() {
@@ -183,9 +193,10 @@ func (a *App) Hub() *hub.Hub { return a.hub }
 func (a *App) Runtime() *registry.Runtime { return a.rt }
 
 // Close stops intake first (sources: the HTTP ingress finishes in-flight requests, each
-// of which returned from Publish), then closes the hub (drains direct deliveries), the
-// outbox relay (running jobs finish, the rest stay in the database), the transports,
-// the admin listeners and the shared store, all within ctx's deadline.
+// of which returned from Publish), then closes the hub (drains direct deliveries),
+// stops the ledger (running deliveries and outbox sends finish, or are cancelled at the
+// deadline and retried after a restart; queued ones stay in the database), closes the
+// transports and the listeners, and closes the store, all within ctx's deadline.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
 	a.ready.Store(false)
@@ -201,17 +212,8 @@ func (a *App) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("hub: %w", err))
 		}
 	}
-	if a.outbox != nil {
-		if err := a.outbox.stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("outbox: %w", err))
-		}
-	}
-	// Running deliveries finish (or are cancelled at the deadline and retried after a
-	// restart); queued ones stay in the database.
-	if l := shared.OpenedLedger(a.rt); l != nil {
-		if err := l.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("ledger: %w", err))
-		}
+	if err := a.store.Stop(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	for i := len(a.transports) - 1; i >= 0; i-- {
 		t := a.transports[i]
@@ -226,7 +228,7 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.servers = nil
-	if err := a.rt.CloseShared(); err != nil {
+	if err := a.store.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -16,6 +16,14 @@ import (
 // DefaultAdminURL is the admin API of the embedded default.
 const DefaultAdminURL = "http://127.0.0.1:8081"
 
+// DefaultAdminTimeout bounds one admin call (--timeout): a bulk resend of a large
+// outage's dead deliveries runs for seconds, a hung hub should not hold a script forever.
+const DefaultAdminTimeout = 30 * time.Second
+
+// maxAdminReply caps the answer the CLI reads: a listing at its largest page is a few
+// megabytes; anything larger is not an admin API talking.
+const maxAdminReply = 32 << 20
+
 // adminClient calls a running hub's admin API: the dlq, endpoints, deliveries and outbox
 // commands are thin clients of it, so the CLI and any other tool see the same operations.
 type adminClient struct {
@@ -29,7 +37,7 @@ func adminFlags(cmd *cobra.Command, env *Env) *adminClient {
 	c := &adminClient{env: env}
 	cmd.PersistentFlags().StringVar(&c.baseURL, "admin-url", "", "admin API base URL (default $HUB_ADMIN_URL or "+DefaultAdminURL+")")
 	cmd.PersistentFlags().StringVar(&c.token, "token", "", "admin bearer token (default $HUB_ADMIN_TOKEN)")
-	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 30*time.Second, "request timeout")
+	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", DefaultAdminTimeout, "request timeout")
 	return c
 }
 
@@ -77,7 +85,7 @@ func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, 
 		return exitf(ExitUnavailable, "admin API unreachable: %v", err)
 	}
 	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, out, "", "  ") == nil {
 		out = pretty.Bytes()

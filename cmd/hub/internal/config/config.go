@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/outbox"
 )
 
@@ -65,36 +66,10 @@ type Store struct {
 	Postgres string `yaml:"postgres"`
 	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default public.
 	Schema string `yaml:"schema"`
-	// Ledger tunes the River ledger (webhook deliveries and outbox rows) on this store.
-	Ledger LedgerTuning `yaml:"ledger"`
-}
-
-// LedgerTuning are the ledger knobs an operator may need; zero keeps the
-// ledger's default (see ledger's Default* constants).
-type LedgerTuning struct {
-	// FetchCooldown is the least time between fetches of one queue. Default
-	// ledger.DefaultFetchCooldown.
-	FetchCooldown time.Duration `yaml:"fetch_cooldown"`
-	// FetchPollInterval is the fallback fetch period. Default
-	// ledger.DefaultFetchPollInterval.
-	FetchPollInterval time.Duration `yaml:"fetch_poll_interval"`
-	// JobTimeout bounds one job (one send). Default ledger.DefaultJobTimeout.
-	JobTimeout time.Duration `yaml:"job_timeout"`
-	// RescueStuckJobsAfter is the lease: a job held this long by a dead process is
-	// taken over (O2). Must exceed job_timeout. Default
-	// max(ledger.DefaultRescueStuckJobsAfter, 2 x job_timeout).
-	RescueStuckJobsAfter time.Duration `yaml:"rescue_stuck_jobs_after"`
-	// RescueInterval is how often stuck jobs are swept. Default
-	// ledger.DefaultRescueInterval.
-	RescueInterval time.Duration `yaml:"rescue_interval"`
-	// CompletedRetention is how long delivered jobs are kept. Default
-	// ledger.DefaultCompletedRetention.
-	CompletedRetention time.Duration `yaml:"completed_retention"`
-	// DiscardedRetention is how long dead jobs are kept for resend. Default
-	// ledger.DefaultDiscardedRetention.
-	DiscardedRetention time.Duration `yaml:"discarded_retention"`
-	// MaxConns is the PostgreSQL pool size. Default ledger.DefaultMaxConns.
-	MaxConns int32 `yaml:"max_conns"`
+	// Ledger tunes the River ledger (webhook deliveries and outbox rows) on this store;
+	// its keys are ledger.Config's, zero keeping the ledger's default, except dsn and
+	// schema, which come from this section.
+	Ledger ledger.Config `yaml:"ledger"`
 }
 
 // Schemas adds payload schemas to the registry.
@@ -134,10 +109,10 @@ type Retry struct {
 	// Attempts is the number of tries (direct: default hub.DefaultAttempts; outbox:
 	// default the outbox's maximum). Zero keeps the default.
 	Attempts int `yaml:"attempts"`
-	// Backoff is the first delay; later ones grow exponentially up to MaxBackoff.
+	// Backoff is the first delay; later ones grow exponentially up to BackoffMax.
 	Backoff time.Duration `yaml:"backoff"`
-	// MaxBackoff caps the delay between attempts.
-	MaxBackoff time.Duration `yaml:"max_backoff"`
+	// BackoffMax caps the delay between attempts.
+	BackoffMax time.Duration `yaml:"max_backoff"`
 }
 
 // Admin is the operations API listener.

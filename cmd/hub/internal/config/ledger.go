@@ -6,21 +6,14 @@ import (
 	"github.com/koder/eventhub/ledger"
 )
 
-// LedgerConfig is the ledger.Config of this store: dsn is the SQLite path or the
-// PostgreSQL DSN (the caller resolves relative paths).
-func (s Store) LedgerConfig(dsn string, logger *slog.Logger) LedgerCheck {
-	t := s.Ledger
-	return LedgerCheck{ledger.Config{DSN: dsn, Schema: s.Schema, FetchCooldown: t.FetchCooldown, FetchPollInterval: t.FetchPollInterval,
-		JobTimeout: t.JobTimeout, RescueStuckJobsAfter: t.RescueStuckJobsAfter, RescueInterval: t.RescueInterval,
-		CompletedRetention: t.CompletedRetention, DiscardedRetention: t.DiscardedRetention, MaxConns: t.MaxConns, Logger: logger}}
-}
+// Configured reports whether the config names a store.
+func (s Store) Configured() bool { return s.SQLite != "" || s.Postgres != "" }
 
-// LedgerCheck wraps a ledger.Config so lint can validate it as ledger.Open will.
-type LedgerCheck struct{ Config ledger.Config }
-
-// Check runs ledger.Config.Validate on the configuration ledger.Open would use (its
-// defaults applied to a copy by WithDefaults).
-func (l LedgerCheck) Check() error {
-	c := l.Config.WithDefaults()
-	return c.Validate()
+// LedgerConfig is the ledger.Config of this store: the ledger section with dsn (the
+// SQLite path or the PostgreSQL DSN; the caller resolves relative paths), the store's
+// schema and logger.
+func (s Store) LedgerConfig(dsn string, logger *slog.Logger) ledger.Config {
+	c := s.Ledger
+	c.DSN, c.Schema, c.Logger = dsn, s.Schema, logger
+	return c
 }

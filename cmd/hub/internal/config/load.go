@@ -115,18 +115,6 @@ func (f *File) Resolve(p string) string {
 	return filepath.Join(f.Dir, p)
 }
 
-// ProblemAtMentioned locates msg at the first key of the mapping at path that msg names
-// (a library's Validate names the field it rejects: "MaxAttempts" for max_attempts),
-// or at the mapping itself.
-func (f *File) ProblemAtMentioned(path, msg string) Problem {
-	if n := f.Node(path); n != nil && n.Kind == yaml.MappingNode {
-		if v, key := MentionedKey(n, msg); v != nil {
-			return Problem{File: f.Name, Line: v.Line, Col: v.Column, Path: path + "." + key, Msg: msg}
-		}
-	}
-	return f.Problem(path, "%s", msg)
-}
-
 // MentionedKey finds the key of mapping n named earliest in msg as a whole word,
 // case-insensitively, with "_" in the key allowed to match a Go field name written
 // without it. It returns the key's value node and the key.

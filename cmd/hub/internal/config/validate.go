@@ -7,121 +7,219 @@ import (
 	"strings"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/outbox"
 )
 
-// validate runs the checks that need no module: known values, addresses, route targets.
-// Each problem names the key it is about.
+// validate runs the checks that need no module, one validator per section. Each
+// returns every problem of its section (errors.Join), each tied to its key, so one
+// run of `hub lint` lists them all.
 func (f *File) validate() Problems {
 	c := &f.Config
 	var ps Problems
-	switch c.Log.Level {
+	for _, s := range []struct {
+		path string
+		err  error
+	}{
+		{"", c.validateTop()},
+		{"log", c.Log.validate()},
+		{"store", c.Store.validate()},
+		{"store.ledger", c.Store.validateLedger()},
+		{"outbox", validateOutbox(c.Outbox)},
+		{"admin", c.Admin.validate()},
+		{"metrics", c.Metrics.validate()},
+		{"schemas", c.Schemas.validate()},
+		{"routes", c.validateRoutes()},
+	} {
+		ps = append(ps, f.ProblemsAt(s.path, "", s.err)...)
+	}
+	return ps
+}
+
+func (c *Config) validateTop() error {
+	if c.ShutdownTimeout < 0 {
+		return Field("shutdown_timeout", "must not be negative")
+	}
+	return nil
+}
+
+func (l Log) validate() error {
+	var errs []error
+	switch l.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		ps = append(ps, f.Problem("log.level", "unknown level %q (debug, info, warn, error)", c.Log.Level))
+		errs = append(errs, Field("level", "unknown level %q (debug, info, warn, error)", l.Level))
 	}
-	switch c.Log.Format {
+	switch l.Format {
 	case "text", "json":
 	default:
-		ps = append(ps, f.Problem("log.format", "unknown format %q (text, json)", c.Log.Format))
+		errs = append(errs, Field("format", "unknown format %q (text, json)", l.Format))
 	}
-	if c.Store.SQLite != "" && c.Store.Postgres != "" {
-		ps = append(ps, f.Problem("store.postgres", "set either store.sqlite or store.postgres, not both"))
+	return errors.Join(errs...)
+}
+
+func (s Store) validate() error {
+	var errs []error
+	if s.SQLite != "" && s.Postgres != "" {
+		errs = append(errs, Field("postgres", "set either store.sqlite or store.postgres, not both"))
 	}
-	if c.Store.Postgres != "" && !strings.HasPrefix(c.Store.Postgres, "postgres://") && !strings.HasPrefix(c.Store.Postgres, "postgresql://") {
-		ps = append(ps, f.Problem("store.postgres", "expected a postgres:// URL"))
+	if s.Postgres != "" && !strings.HasPrefix(s.Postgres, "postgres://") && !strings.HasPrefix(s.Postgres, "postgresql://") {
+		errs = append(errs, Field("postgres", "expected a postgres:// URL"))
 	}
-	if c.Store.Schema != "" && c.Store.Postgres == "" {
-		ps = append(ps, f.Problem("store.schema", "schema applies to store.postgres only"))
-	}
-	if c.ShutdownTimeout < 0 {
-		ps = append(ps, f.Problem("shutdown_timeout", "must not be negative"))
-	}
-	if c.Admin.AdminEnabled() {
-		if err := checkListen(c.Admin.Listen); err != nil {
-			ps = append(ps, f.Problem("admin.listen", "%v", err))
-		} else if c.Admin.Token == "" && !IsLoopbackListen(c.Admin.Listen) {
-			ps = append(ps, f.Problem("admin.listen", "without admin.token the admin API may only listen on a loopback address (127.0.0.1, ::1, localhost)"))
+	if s.Schema != "" && s.Postgres == "" {
+		errs = append(errs, Field("schema", "schema applies to store.postgres only"))
+	} else if s.Schema != "" {
+		// the ledger's rule (River's tables live in it); kdbstream uses the same schema
+		c := ledger.Config{Schema: s.Schema}.WithDefaults()
+		if err := c.Validate(); err != nil {
+			errs = append(errs, &FieldError{Key: "schema", Err: err})
 		}
 	}
-	if c.Metrics.Listen != "" {
-		if err := checkListen(c.Metrics.Listen); err != nil {
-			ps = append(ps, f.Problem("metrics.listen", "%v", err))
+	return errors.Join(errs...)
+}
+
+// validateLedger runs ledger.Config.Validate on the configuration ledger.Open will use
+// (its defaults applied to a copy by WithDefaults), so lint agrees with Open and the
+// binary keeps no copy of the ledger's defaults. The database comes from the store.
+func (s Store) validateLedger() error {
+	var errs []error
+	if s.Ledger.DSN != "" {
+		errs = append(errs, Field("dsn", "the ledger's database is the store's: set store.sqlite or store.postgres"))
+	}
+	if s.Ledger.Schema != "" {
+		errs = append(errs, Field("schema", "the ledger's schema is the store's: set store.schema"))
+	}
+	c := s.Ledger
+	c.DSN, c.Schema = "", ""
+	c = c.WithDefaults()
+	return errors.Join(append(errs, c.Validate())...)
+}
+
+// validateOutbox runs the outbox's own Validate on the configuration outbox.New would
+// use (its defaults applied to a copy by WithDefaults), so lint agrees with New.
+func validateOutbox(c outbox.Config) error {
+	c = c.WithDefaults()
+	return c.Validate()
+}
+
+func (a Admin) validate() error {
+	if !a.AdminEnabled() {
+		return nil
+	}
+	if err := checkListen(a.Listen); err != nil {
+		return &FieldError{Key: "listen", Err: err}
+	}
+	if a.Token == "" && !IsLoopbackListen(a.Listen) {
+		return Field("listen", "without admin.token the admin API may only listen on a loopback address (127.0.0.1, ::1, localhost)")
+	}
+	return nil
+}
+
+func (m Metrics) validate() error {
+	if m.Listen == "" {
+		return nil
+	}
+	if err := checkListen(m.Listen); err != nil {
+		return &FieldError{Key: "listen", Err: err}
+	}
+	return nil
+}
+
+func (s Schemas) validate() error {
+	var errs []error
+	for i, sf := range s.Files {
+		p := fmt.Sprintf("files[%d]", i)
+		if sf.Type == "" {
+			errs = append(errs, Field(p+".type", "required"))
+		} else if err := CheckPattern(sf.Type); err != nil || strings.ContainsAny(sf.Type, "*#") {
+			errs = append(errs, Field(p+".type", "not an event type: %q", sf.Type))
+		}
+		if sf.Path == "" {
+			errs = append(errs, Field(p+".path", "required"))
+		}
+		if sf.Major < 0 {
+			errs = append(errs, Field(p+".major", "must not be negative"))
 		}
 	}
-	if err := c.Store.LedgerConfig("", nil).Check(); err != nil {
-		ps = append(ps, f.ProblemAtMentioned("store.ledger", err.Error()))
-	}
-	if err := checkOutbox(c.Outbox); err != nil {
-		ps = append(ps, f.ProblemAtMentioned("outbox", err.Error()))
-	}
-	for i, s := range c.Schemas.Files {
-		p := fmt.Sprintf("schemas.files[%d]", i)
-		if s.Type == "" {
-			ps = append(ps, f.Problem(p+".type", "required"))
-		} else if err := CheckPattern(s.Type); err != nil || strings.ContainsAny(s.Type, "*#") {
-			ps = append(ps, f.Problem(p+".type", "not an event type: %q", s.Type))
-		}
-		if s.Path == "" {
-			ps = append(ps, f.Problem(p+".path", "required"))
-		}
-		if s.Major < 0 {
-			ps = append(ps, f.Problem(p+".major", "must not be negative"))
-		}
-	}
+	return errors.Join(errs...)
+}
+
+// validateRoutes checks each route and, across routes, that a (transport, pattern)
+// pair appears once: the pair names the hub route and the outbox destination.
+func (c *Config) validateRoutes() error {
+	var errs []error
 	targets := map[string]int{} // "<transport>:<pattern>" -> first route index
 	for i, r := range c.Routes {
-		p := fmt.Sprintf("routes[%d]", i)
-		if r.Pattern == "" {
-			ps = append(ps, f.Problem(p+".pattern", "required"))
-		} else if err := CheckPattern(r.Pattern); err != nil {
-			ps = append(ps, f.Problem(p+".pattern", "%v", err))
-		}
-		if len(r.To) == 0 {
-			ps = append(ps, f.Problem(p+".to", "required: one transport name or a list"))
-		}
-		seen := map[string]bool{}
+		p := fmt.Sprintf("[%d]", i)
+		errs = append(errs, c.validateRoute(p, r))
 		for j, name := range r.To {
 			tp := fmt.Sprintf("%s.to[%d]", p, j)
 			if len(r.To) == 1 {
 				tp = p + ".to"
 			}
-			if _, ok := c.Transports[name]; !ok {
-				ps = append(ps, f.Problem(tp, "unknown transport %q (defined: %s)", name, strings.Join(sortedKeys(c.Transports), ", ")))
-			}
-			if seen[name] {
-				ps = append(ps, f.Problem(tp, "transport %q listed twice", name))
-			} else if first, dup := targets[name+":"+r.Pattern]; dup {
-				// the pair names the hub route and the outbox destination: it must be unique
-				ps = append(ps, f.Problem(tp, "routes[%d] already sends %q to %q", first, r.Pattern, name))
-			} else {
+			if first, dup := targets[name+":"+r.Pattern]; dup && first != i {
+				errs = append(errs, Field(tp, "routes[%d] already sends %q to %q", first, r.Pattern, name))
+			} else if !dup {
 				targets[name+":"+r.Pattern] = i
 			}
-			seen[name] = true
-		}
-		switch r.Delivery {
-		case DeliveryDirect:
-		case DeliveryOutbox:
-			if c.Store.SQLite == "" && c.Store.Postgres == "" {
-				ps = append(ps, f.Problem(p+".delivery", "outbox delivery needs a store (store.sqlite or store.postgres)"))
-			}
-			if r.Retry != (Retry{}) {
-				ps = append(ps, f.Problem(p+".retry", "retry applies to direct delivery; outbox routes retry as the outbox section says (max_attempts, backoff_base, backoff_max, schedule)"))
-			}
-		default:
-			ps = append(ps, f.Problem(p+".delivery", "unknown delivery %q (direct, outbox)", r.Delivery))
-		}
-		if r.Retry.Attempts < 0 {
-			ps = append(ps, f.Problem(p+".retry.attempts", "must not be negative"))
-		}
-		if r.Retry.Backoff < 0 {
-			ps = append(ps, f.Problem(p+".retry.backoff", "must not be negative"))
-		}
-		if r.Retry.MaxBackoff != 0 && r.Retry.MaxBackoff < r.Retry.Backoff {
-			ps = append(ps, f.Problem(p+".retry.max_backoff", "must not be below retry.backoff"))
 		}
 	}
-	return ps
+	return errors.Join(errs...)
+}
+
+// validateRoute checks one route; p is its key below routes ("[0]").
+func (c *Config) validateRoute(p string, r Route) error {
+	var errs []error
+	if r.Pattern == "" {
+		errs = append(errs, Field(p+".pattern", "required"))
+	} else if err := CheckPattern(r.Pattern); err != nil {
+		errs = append(errs, &FieldError{Key: p + ".pattern", Err: err})
+	}
+	if len(r.To) == 0 {
+		errs = append(errs, Field(p+".to", "required: one transport name or a list"))
+	}
+	seen := map[string]bool{}
+	for j, name := range r.To {
+		tp := fmt.Sprintf("%s.to[%d]", p, j)
+		if len(r.To) == 1 {
+			tp = p + ".to"
+		}
+		if _, ok := c.Transports[name]; !ok {
+			errs = append(errs, Field(tp, "unknown transport %q (defined: %s)", name, strings.Join(sortedKeys(c.Transports), ", ")))
+		}
+		if seen[name] {
+			errs = append(errs, Field(tp, "transport %q listed twice", name))
+		}
+		seen[name] = true
+	}
+	switch r.Delivery {
+	case DeliveryDirect:
+	case DeliveryOutbox:
+		if !c.Store.Configured() {
+			errs = append(errs, Field(p+".delivery", "outbox delivery needs a store (store.sqlite or store.postgres)"))
+		}
+		if r.Retry != (Retry{}) {
+			errs = append(errs, Field(p+".retry", "retry applies to direct delivery; outbox routes retry as the outbox section says (max_attempts, backoff_base, backoff_max, schedule)"))
+		}
+	default:
+		errs = append(errs, Field(p+".delivery", "unknown delivery %q (direct, outbox)", r.Delivery))
+	}
+	errs = append(errs, r.Retry.validate(p+".retry."))
+	return errors.Join(errs...)
+}
+
+func (r Retry) validate(prefix string) error {
+	var errs []error
+	if r.Attempts < 0 {
+		errs = append(errs, Field(prefix+"attempts", "must not be negative"))
+	}
+	if r.Backoff < 0 {
+		errs = append(errs, Field(prefix+"backoff", "must not be negative"))
+	}
+	if r.BackoffMax != 0 && r.BackoffMax < r.Backoff {
+		errs = append(errs, Field(prefix+"max_backoff", "must not be below retry.backoff"))
+	}
+	return errors.Join(errs...)
 }
 
 // CheckPattern checks a route pattern with the hub's own compiler, so lint and
@@ -134,11 +232,10 @@ func CheckPattern(p string) error {
 }
 
 func checkListen(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("expected host:port, got %q", addr)
 	}
-	_ = host
 	if port == "" {
 		return fmt.Errorf("missing port in %q", addr)
 	}
@@ -165,11 +262,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sortStrings(ks)
 	return ks
-}
-
-// checkOutbox runs the outbox's own Validate on the configuration outbox.New would use
-// (its defaults applied to a copy by WithDefaults), so lint agrees with New.
-func checkOutbox(c outbox.Config) error {
-	c = c.WithDefaults()
-	return c.Validate()
 }

@@ -22,6 +22,10 @@ const (
 	DefaultReadTimeout   = 30 * time.Second
 )
 
+// readHeaderTimeout bounds reading a request's headers: a client that connects and
+// sends nothing holds a connection this long at most (ReadTimeout covers the body).
+const readHeaderTimeout = 10 * time.Second
+
 // HTTPSource is the CloudEvents HTTP ingress (source.http).
 type HTTPSource struct {
 	// Listen is host:port. Default 127.0.0.1:8080.
@@ -105,7 +109,7 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 		return fmt.Errorf("ingress: %w", err)
 	}
 	s.addr = ln.Addr().String()
-	s.srv = &http.Server{Handler: s.Handler(rt), ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: 10 * time.Second,
+	s.srv = &http.Server{Handler: s.Handler(rt), ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: readHeaderTimeout,
 		ErrorLog: slog.NewLogLogger(rt.Logger.Handler(), slog.LevelWarn)}
 	s.done = make(chan struct{})
 	go func() {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
-	"github.com/koder/eventhub/cmd/hub/internal/shared"
 	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
@@ -38,11 +37,8 @@ func (*KDBSource) HubModule() registry.Info {
 
 // Provision checks that there is a database.
 func (m *KDBSource) Provision(pc *registry.ProvisionContext) error {
-	if m.URL == "" && !shared.HasStore(pc.Store) {
-		return registry.Field("url", "required without a store (%v)", shared.ErrNoStore)
-	}
 	provisionStreamSource(&m.ConsumerConfig)
-	return nil
+	return needDatabase(m.URL, pc)
 }
 
 // Validate checks the URL, stream and group (R3) without opening anything.
@@ -53,8 +49,7 @@ func (m *KDBSource) Validate() error {
 			errs = append(errs, registry.Field("url", "%v", err))
 		}
 	}
-	errs = append(errs, validateStreamSource(m.ConsumerConfig)...)
-	return errors.Join(errs...)
+	return errors.Join(append(errs, validateStreamSource(m.ConsumerConfig))...)
 }
 
 // Start opens the engine and consumes in the background.
@@ -64,7 +59,7 @@ func (m *KDBSource) Start(ctx context.Context, rt *registry.Runtime) error {
 		m.eng, err = kdbstream.OpenEngine(ctx, m.URL)
 		m.owned = err == nil
 	} else {
-		m.eng, err = shared.KDB(ctx, rt)
+		m.eng, err = rt.KDB(ctx)
 	}
 	if err != nil {
 		return err
@@ -110,18 +105,18 @@ func (m *KDBSource) Close(ctx context.Context) error {
 // DLQ operates the group's dead-letter stream.
 func (m *KDBSource) DLQ() ops.DLQ {
 	if m.eng == nil {
-		return nil
+		return ops.DLQ{}
 	}
-	dlq := sourceDLQStream(m.ConsumerConfig)
-	return kdbDLQ{m.eng, dlq}
+	return ops.DLQ{KDB: kdbstream.NewDLQ(m.eng, sourceDLQStream(m.ConsumerConfig))}
 }
 
-// Status reports the stream and its groups.
-func (m *KDBSource) Status(ctx context.Context) (any, error) {
+// StreamStatus reports the stream with the group's progress.
+func (m *KDBSource) StreamStatus(ctx context.Context) (*streams.StreamStatus, error) {
 	if m.eng == nil {
 		return nil, nil
 	}
-	return kdbStatus(ctx, m.eng, m.Stream)
+	st, err := kdbstream.ReadStatus(ctx, m.eng, m.Stream)
+	return &st, err
 }
 
 var (
@@ -129,4 +124,5 @@ var (
 	_ registry.Provisioner  = (*KDBSource)(nil)
 	_ registry.Validator    = (*KDBSource)(nil)
 	_ ops.DLQProvider       = (*KDBSource)(nil)
+	_ ops.StreamStatuser    = (*KDBSource)(nil)
 )

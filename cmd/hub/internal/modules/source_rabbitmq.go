@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/transports/rabbitmq"
@@ -38,7 +37,7 @@ func (m *RabbitSource) Validate() error {
 // Start connects, declares the queue and consumes.
 func (m *RabbitSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	cfg := m.Config
-	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMetrics
 	if rt.Schemas != nil {
 		cfg.Versions = rt.Schemas
 	}
@@ -63,62 +62,9 @@ func (m *RabbitSource) Close(ctx context.Context) error {
 }
 
 // DLQ exposes the group's dead-letter queue to the admin API.
-func (m *RabbitSource) DLQ() ops.DLQ { return rabbitDLQ{cfg: m.Config} }
-
-type rabbitDLQ struct{ cfg rabbitmq.Config }
-
-func (d rabbitDLQ) open(ctx context.Context) (*rabbitmq.DLQ, error) {
-	return rabbitmq.OpenDLQ(ctx, d.cfg)
-}
-
-func (d rabbitDLQ) List(ctx context.Context, limit int) (any, error) {
-	q, err := d.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer q.Close()
-	return q.List(ctx, limit)
-}
-
-func (d rabbitDLQ) Inspect(ctx context.Context, id string) (any, error) {
-	q, err := d.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer q.Close()
-	return q.Inspect(ctx, id)
-}
-
-func (d rabbitDLQ) Replay(ctx context.Context, ids []string, all bool) (int, error) {
-	q, err := d.open(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer q.Close()
-	if all {
-		ids = nil
-	}
-	return q.Replay(ctx, ids...)
-}
-
-func (d rabbitDLQ) Purge(ctx context.Context, ids []string, all bool) (int, error) {
-	if !all {
-		return 0, errPurgeAllOnly
-	}
-	q, err := d.open(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer q.Close()
-	return q.Purge(ctx)
-}
-
-// publishHandler is the handler every stream source runs: publish the event into the
-// hub. An error (hub closed, outbox down) leaves the message for redelivery.
-func publishHandler(rt *registry.Runtime) func(ctx context.Context, ev *cloudevent.Event) error {
-	return func(ctx context.Context, ev *cloudevent.Event) error {
-		return rt.Publisher.Publish(ctx, ev)
-	}
+func (m *RabbitSource) DLQ() ops.DLQ {
+	cfg := m.Config
+	return ops.DLQ{Rabbit: &cfg}
 }
 
 var (

@@ -53,8 +53,7 @@ func (m *RedisSource) Validate() error {
 	} else if _, _, err := redisstream.ParseURL(m.URL, redisstream.Config{}); err != nil {
 		errs = append(errs, registry.Field("url", "%v", err))
 	}
-	errs = append(errs, validateStreamSource(m.ConsumerConfig)...)
-	return errors.Join(errs...)
+	return errors.Join(append(errs, validateStreamSource(m.ConsumerConfig))...)
 }
 
 // Start connects and consumes in the background.
@@ -92,18 +91,18 @@ func (m *RedisSource) Close(ctx context.Context) error {
 // DLQ operates the group's dead-letter stream.
 func (m *RedisSource) DLQ() ops.DLQ {
 	if m.client == nil {
-		return nil
+		return ops.DLQ{}
 	}
-	dlq := sourceDLQStream(m.ConsumerConfig)
-	return redisDLQ{redisstream.NewDLQ(m.client, dlq)}
+	return ops.DLQ{Redis: redisstream.NewDLQ(m.client, sourceDLQStream(m.ConsumerConfig))}
 }
 
-// Status reports the stream and its groups.
-func (m *RedisSource) Status(ctx context.Context) (any, error) {
+// StreamStatus reports the stream with the group's progress.
+func (m *RedisSource) StreamStatus(ctx context.Context) (*streams.StreamStatus, error) {
 	if m.client == nil {
 		return nil, nil
 	}
-	return redisStatus(ctx, m.client, m.Stream)
+	st, err := redisstream.ReadStatus(ctx, m.client, m.Stream)
+	return &st, err
 }
 
 var (
@@ -111,4 +110,5 @@ var (
 	_ registry.Provisioner  = (*RedisSource)(nil)
 	_ registry.Validator    = (*RedisSource)(nil)
 	_ ops.DLQProvider       = (*RedisSource)(nil)
+	_ ops.StreamStatuser    = (*RedisSource)(nil)
 )

@@ -95,10 +95,10 @@ func (m *BusTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tran
 // DLQ is the resolved transport's.
 func (m *BusTransport) DLQ() ops.DLQ { return m.inner.(ops.DLQProvider).DLQ() }
 
-// Status is the resolved transport's, with the bus named.
-func (m *BusTransport) Status(ctx context.Context) (any, error) {
-	st, err := m.inner.(ops.Statuser).Status(ctx)
-	return map[string]any{"bus": m.Bus, "stream": st}, err
+// BusStatus names the bus and reports its stream.
+func (m *BusTransport) BusStatus(ctx context.Context) (ops.BusStatus, error) {
+	st, err := m.inner.(ops.StreamStatuser).StreamStatus(ctx)
+	return ops.BusStatus{Bus: m.Bus, Stream: st}, err
 }
 
 var (
@@ -106,5 +106,5 @@ var (
 	_ registry.Provisioner     = (*BusTransport)(nil)
 	_ registry.Validator       = (*BusTransport)(nil)
 	_ ops.DLQProvider          = (*BusTransport)(nil)
-	_ ops.Statuser             = (*BusTransport)(nil)
+	_ ops.BusStatuser          = (*BusTransport)(nil)
 )

@@ -2,15 +2,13 @@ package modules
 
 import (
 	"context"
-	"errors"
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
-	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
-	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 func init() { registry.Register(new(KDBTransport)) }
@@ -23,8 +21,7 @@ type KDBTransport struct {
 	URL              string `yaml:"url"`
 	kdbstream.Config `yaml:",inline"`
 
-	eng   *engine.Engine
-	owned bool
+	openStream
 }
 
 // HubModule registers transport.kdbstream.
@@ -38,10 +35,7 @@ func (m *KDBTransport) Provision(pc *registry.ProvisionContext) error {
 	if m.Name == "" {
 		m.Name = pc.Name
 	}
-	if m.URL == "" && !shared.HasStore(pc.Store) {
-		return registry.Field("url", "required without a store (%v)", shared.ErrNoStore)
-	}
-	return nil
+	return needDatabase(m.URL, pc)
 }
 
 // Validate checks the URL and the naming without opening anything.
@@ -54,80 +48,37 @@ func (m *KDBTransport) Validate() error {
 		}
 		cfg = c
 	}
-	if cfg.Naming == "" && cfg.Service != "" {
-		cfg.Naming = streams.NamingService
-	}
+	cfg.Naming = streams.DefaultNaming(cfg.Naming, cfg.Service)
 	return cfg.Validate()
 }
 
-// Open opens the engine (shared on the store, or the URL's own) and the transport.
+// Open opens the transport on the URL's own engine (closed with the transport), or on
+// the store's engine (closed by the store after every module).
 func (m *KDBTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
 	cfg := m.Config
-	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMetrics
+	var t *kdbstream.Transport
+	var err error
 	if m.URL != "" {
-		t, err := kdbstream.OpenWith(ctx, m.URL, cfg)
-		if err != nil {
-			return nil, err
-		}
-		m.eng, m.owned = t.Engine(), true
-		return t, nil
+		t, err = kdbstream.OpenWith(ctx, m.URL, cfg)
+	} else if eng, kerr := rt.KDB(ctx); kerr != nil {
+		err = kerr
+	} else {
+		t, err = kdbstream.New(eng, cfg)
 	}
-	eng, err := shared.KDB(ctx, rt)
 	if err != nil {
 		return nil, err
 	}
-	m.eng = eng
-	return kdbstream.New(eng, cfg)
+	m.openStream = openStream{dlq: ops.DLQ{KDB: t.DLQ()}, status: t.Status}
+	return t, nil
 }
 
-// stream is the fixed stream this transport writes, when it has one.
-func (m *KDBTransport) stream() string { return m.selection().FixedStream() }
-
-func (m *KDBTransport) selection() streams.Selection {
-	return streams.Selection{Service: m.Service, Naming: m.Naming, Stream: m.Stream}
-}
-
-// DLQ operates the dead-letter stream of the transport's stream.
-func (m *KDBTransport) DLQ() ops.DLQ {
-	if m.eng == nil {
-		return nil
+// needDatabase is the kdbstream modules' check: a url, or a store to default to.
+func needDatabase(url string, pc *registry.ProvisionContext) error {
+	if url == "" && !pc.Store.Configured() {
+		return registry.Field("url", "required without a store (%v)", store.ErrNone)
 	}
-	return kdbDLQ{m.eng, m.selection().DLQStream()}
-}
-
-// Status reports the stream's length and groups.
-func (m *KDBTransport) Status(ctx context.Context) (any, error) {
-	if m.eng == nil || m.stream() == "" {
-		return nil, nil
-	}
-	return kdbStatus(ctx, m.eng, m.stream())
-}
-
-func kdbStatus(ctx context.Context, eng *engine.Engine, stream string) (any, error) {
-	n, err := eng.XLen(ctx, stream)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := eng.XInfoGroups(ctx, stream)
-	if err != nil && !errors.Is(err, hub.ErrNotFound) {
-		groups = nil
-	}
-	type group struct {
-		Name            string `json:"name"`
-		Consumers       int64  `json:"consumers"`
-		Pending         int64  `json:"pending"`
-		Lag             int64  `json:"lag"`
-		LastDeliveredID string `json:"last_delivered_id"`
-	}
-	out := struct {
-		Stream string  `json:"stream"`
-		Length int64   `json:"length"`
-		Groups []group `json:"groups"`
-	}{Stream: stream, Length: n}
-	for _, g := range groups {
-		out.Groups = append(out.Groups, group{g.Name, g.Consumers, g.Pending, g.Lag, g.LastDeliveredID.String()})
-	}
-	return out, nil
+	return nil
 }
 
 var (
@@ -135,5 +86,5 @@ var (
 	_ registry.Provisioner     = (*KDBTransport)(nil)
 	_ registry.Validator       = (*KDBTransport)(nil)
 	_ ops.DLQProvider          = (*KDBTransport)(nil)
-	_ ops.Statuser             = (*KDBTransport)(nil)
+	_ ops.StreamStatuser       = (*KDBTransport)(nil)
 )

@@ -36,7 +36,7 @@ func (m *RabbitTransport) Validate() error {
 // Open connects and declares the exchange.
 func (m *RabbitTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
 	cfg := m.Config
-	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMets
+	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMetrics
 	return rabbitmq.New(ctx, cfg)
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
-	"github.com/koder/eventhub/cmd/hub/internal/shared"
+	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/webhook"
 )
@@ -26,13 +26,19 @@ func (*WebhookTransport) HubModule() registry.Info {
 		Doc: "signed webhooks: one delivery per matching endpoint, retries, breaker, SSRF guard (needs a store)"}
 }
 
+// Singleton: the delivery worker is registered once per ledger, and a process has one
+// ledger (its store's). One transport serves every route: endpoints choose their types.
+func (*WebhookTransport) Singleton() string {
+	return "route more patterns to the first; endpoints choose their types"
+}
+
 // Provision names metrics after the section and checks that a store exists.
 func (m *WebhookTransport) Provision(pc *registry.ProvisionContext) error {
 	if m.Name == "" {
 		m.Name = pc.Name
 	}
-	if !shared.HasStore(pc.Store) {
-		return shared.ErrNoStore
+	if !pc.Store.Configured() {
+		return store.ErrNone
 	}
 	return nil
 }
@@ -44,10 +50,10 @@ func (m *WebhookTransport) Validate() error {
 	return c.Validate()
 }
 
-// Open builds the transport on the shared ledger (the app starts the ledger after
-// every module registered its workers).
+// Open builds the transport on the store's ledger, registering its worker and queue;
+// the app starts the ledger once every module is open.
 func (m *WebhookTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
-	l, err := shared.Ledger(ctx, rt)
+	l, err := rt.Ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,28 +67,13 @@ func (m *WebhookTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.
 	return t, nil
 }
 
-// Endpoints exposes endpoint management to the admin API.
-func (m *WebhookTransport) Endpoints() ops.Endpoints { return webhookEndpoints{m.t} }
-
-// Deliveries exposes deliveries to the admin API.
-func (m *WebhookTransport) Deliveries() ops.Deliveries { return webhookDeliveries{m.t} }
-
-// Status reports every endpoint's breaker.
-func (m *WebhookTransport) Status(ctx context.Context) (any, error) {
-	if m.t == nil {
-		return nil, nil
-	}
-	bs, err := m.t.Breakers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"breakers": bs}, nil
-}
+// Webhook exposes endpoints, deliveries and breakers to the admin API.
+func (m *WebhookTransport) Webhook() *webhook.Transport { return m.t }
 
 var (
 	_ registry.TransportModule = (*WebhookTransport)(nil)
 	_ registry.Provisioner     = (*WebhookTransport)(nil)
 	_ registry.Validator       = (*WebhookTransport)(nil)
+	_ registry.Singleton       = (*WebhookTransport)(nil)
 	_ ops.WebhookProvider      = (*WebhookTransport)(nil)
-	_ ops.Statuser             = (*WebhookTransport)(nil)
 )

@@ -1,63 +1,66 @@
 // Package ops is the contract between the admin API and the modules: the operations a
-// module offers (DLQ, status, webhook endpoints and deliveries, the outbox) as small
-// interfaces found by type assertion. Values returned are JSON-encoded as they are;
-// errors carry hub codes (NotFound becomes 404, InvalidArgument 400).
+// module offers, as small interfaces found by type assertion. Every one hands over a
+// library's own typed value (a *webhook.Transport, a *redisstream.DLQ, a
+// streams.StreamStatus): the admin API calls the library and encodes what it returns,
+// so the binary adds no operation the libraries lack, and a console can call the same
+// functions.
 package ops
 
 import (
 	"context"
-	"encoding/json"
-	"net/url"
+
+	"github.com/koder/eventhub/streams"
+	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/transports/rabbitmq"
+	"github.com/koder/eventhub/transports/redisstream"
+	"github.com/koder/eventhub/transports/webhook"
 )
 
-// Statuser reports a transport's state for GET /transports: lag, pending counts,
-// breaker states, whatever the library exposes.
-type Statuser interface {
-	Status(ctx context.Context) (any, error)
+// StreamStatuser is implemented by the stream modules (redisstream, kdbstream) for
+// GET /transports: the stream's length and its groups' pending counts and lag. The
+// status is nil while the module is not open or has no single stream.
+type StreamStatuser interface {
+	StreamStatus(ctx context.Context) (*streams.StreamStatus, error)
 }
 
-// DLQ is a transport's dead-letter store (W3): list, inspect, replay, purge.
-type DLQ interface {
-	List(ctx context.Context, limit int) (any, error)
-	Inspect(ctx context.Context, id string) (any, error)
-	// Replay moves entries back to their source for a new delivery; all means every
-	// entry. It returns how many moved.
-	Replay(ctx context.Context, ids []string, all bool) (int, error)
-	Purge(ctx context.Context, ids []string, all bool) (int, error)
+// BusStatus is the state of transport.bus (R9): which bus it resolved to, and that
+// bus's stream.
+type BusStatus struct {
+	Bus    string                `json:"bus"`
+	Stream *streams.StreamStatus `json:"stream"`
 }
 
-// DLQProvider is implemented by transport modules that have a DLQ.
+// BusStatuser is implemented by transport.bus.
+type BusStatuser interface {
+	BusStatus(ctx context.Context) (BusStatus, error)
+}
+
+// DLQ is a module's dead-letter store (W3): one of the libraries' kinds is set, or
+// none while the module is not open.
+type DLQ struct {
+	Redis *redisstream.DLQ
+	KDB   *kdbstream.DLQ
+	// Rabbit is the consumer group's configuration: rabbitmq.OpenDLQ opens its DLQ per
+	// operation, because reading an AMQP queue holds the messages until the channel
+	// closes.
+	Rabbit *rabbitmq.Config
+}
+
+// DLQProvider is implemented by modules that have a DLQ (stream transports and
+// sources).
 type DLQProvider interface {
 	DLQ() DLQ
 }
 
-// Endpoints manages webhook endpoints.
-type Endpoints interface {
-	List(ctx context.Context) (any, error)
-	Get(ctx context.Context, id string) (any, error)
-	Create(ctx context.Context, body json.RawMessage) (any, error)
-	Update(ctx context.Context, id string, body json.RawMessage) (any, error)
-	Delete(ctx context.Context, id string) error
-	Rotate(ctx context.Context, id string, body json.RawMessage) (any, error)
-}
-
-// Deliveries manages webhook deliveries.
-type Deliveries interface {
-	List(ctx context.Context, q url.Values) (any, error)
-	Get(ctx context.Context, id string) (any, error)
-	// Resend delivers again: the ids, or every dead delivery of an endpoint in a range.
-	Resend(ctx context.Context, body json.RawMessage) (any, error)
-}
-
-// WebhookProvider is implemented by the webhook transport module.
+// WebhookProvider is implemented by the webhook transport module: endpoints,
+// deliveries and breakers are the library's. Webhook is nil until the module is open.
 type WebhookProvider interface {
-	Endpoints() Endpoints
-	Deliveries() Deliveries
+	Webhook() *webhook.Transport
 }
 
-// Outbox is the transactional outbox's operations.
-type Outbox interface {
-	Counts(ctx context.Context) (any, error)
-	Dead(ctx context.Context, destination string, limit int) (any, error)
-	Resend(ctx context.Context, body json.RawMessage) (any, error)
-}
+// The stream libraries' DLQs offer the same operations (W3), so the admin API serves
+// both with one generic handler.
+var (
+	_ streams.DLQ[redisstream.DeadLetter] = (*redisstream.DLQ)(nil)
+	_ streams.DLQ[kdbstream.DeadLetter]   = (*kdbstream.DLQ)(nil)
+)

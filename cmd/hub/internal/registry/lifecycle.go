@@ -2,18 +2,17 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
+	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/schema"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 // The lifecycle every module goes through, as in Caddy: a zero value from Info.New,
@@ -69,82 +68,45 @@ func (pc *ProvisionContext) Getenv(name string) string {
 	return v
 }
 
-// Runtime is what modules share at start: the hub, the logger, the Prometheus
-// registry, and shared resources (the SQL store, the kdbstream engine, the River
-// ledger) opened once, by whichever module needs them first, and closed last.
+// Singleton is implemented by modules of which a hub runs at most one section. Build
+// reports every further section of the module at its type key; Singleton returns what
+// the operator should do instead.
+type Singleton interface {
+	Singleton() string
+}
+
+// Runtime is what modules get when they open (transports) and start (sources). Every
+// field is set before the first module receives it: the app builds the hub first, so
+// Publisher is there for sources; the store's resources open on first use.
 type Runtime struct {
-	Publisher  Publisher // the hub, for sources
-	Schemas    *schema.Registry
-	Logger     *slog.Logger
-	Registry   *prometheus.Registry
-	Store      config.Store
-	File       *config.File
-	StreamMets *hub.StreamMetrics
-
-	mu      sync.Mutex
-	shared  map[string]any
-	closers []namedCloser
+	// Publisher is the hub, for sources.
+	Publisher Publisher
+	// Schemas is the payload schema registry (E5 version checks of stream sources).
+	Schemas *schema.Registry
+	Logger  *slog.Logger
+	// Registry is the process's Prometheus registry, for modules' own collectors.
+	Registry *prometheus.Registry
+	// StreamMetrics are the R8 collectors, built once for every stream module.
+	StreamMetrics *hub.StreamMetrics
+	// Store owns the store-backed resources. Modules reach them through Ledger and KDB;
+	// starting, stopping and closing them is the app's (nil: no resources at all).
+	Store *store.Store
 }
 
-type namedCloser struct {
-	name string
-	c    io.Closer
-}
-
-// Shared returns the resource under key, opening it with open the first time. The
-// closer open returns (may be nil) runs when the runtime closes, after every module.
-func (rt *Runtime) Shared(key string, open func() (any, io.Closer, error)) (any, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if v, ok := rt.shared[key]; ok {
-		return v, nil
+// Ledger returns the store's River ledger, opened on first use. The app starts it once
+// every module registered its workers and queues, and stops and closes it after them.
+func (rt *Runtime) Ledger(ctx context.Context) (*ledger.Ledger, error) {
+	if rt.Store == nil {
+		return nil, store.ErrNone
 	}
-	v, c, err := open()
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", key, err)
-	}
-	if rt.shared == nil {
-		rt.shared = map[string]any{}
-	}
-	rt.shared[key] = v
-	if c != nil {
-		rt.closers = append(rt.closers, namedCloser{key, c})
-	}
-	return v, nil
+	return rt.Store.Ledger(ctx)
 }
 
-// Lookup returns a shared resource opened earlier, if any.
-func (rt *Runtime) Lookup(key string) (any, bool) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	v, ok := rt.shared[key]
-	return v, ok
-}
-
-// OnClose registers a closer that runs with the shared resources, in reverse order.
-func (rt *Runtime) OnClose(name string, c io.Closer) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	rt.closers = append(rt.closers, namedCloser{name, c})
-}
-
-// CloseShared closes the shared resources in reverse opening order.
-func (rt *Runtime) CloseShared() error {
-	rt.mu.Lock()
-	cs := rt.closers
-	rt.closers = nil
-	rt.mu.Unlock()
-	var errs []error
-	for i := len(cs) - 1; i >= 0; i-- {
-		if err := cs[i].c.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", cs[i].name, err))
-		}
+// KDB returns the kdbstream engine on the store (the same SQLite file or PostgreSQL
+// database as the ledger), opened on first use and closed after every module.
+func (rt *Runtime) KDB(ctx context.Context) (*engine.Engine, error) {
+	if rt.Store == nil {
+		return nil, store.ErrNone
 	}
-	return errors.Join(errs...)
+	return rt.Store.KDB(ctx)
 }
-
-// CloserFunc adapts a function to io.Closer.
-type CloserFunc func() error
-
-// Close calls f.
-func (f CloserFunc) Close() error { return f() }
