@@ -52,7 +52,7 @@ func TestR9_PostgresSharedByTwoEngines(t *testing.T) {
 		}
 	})
 
-	// The committer's remembered stream row (pipeline.go) goes stale when another
+	// The committer's remembered stream row (dialect_postgres_append.go) goes stale when another
 	// process appends or deletes: the next append must see that and still be right.
 	t.Run("AppendAfterOtherWriter", func(t *testing.T) {
 		add := func(e *Engine) ID {
