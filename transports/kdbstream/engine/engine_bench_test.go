@@ -10,16 +10,7 @@ import (
 // The engine's hot paths, one op per entry (or per call for the empty fast paths), on
 // each database with its default durability (SQLite WAL synchronous=FULL, PostgreSQL
 // synchronous_commit on for appends). The transport-level figures against Redis are in
-// the kdbstream package's benchmarks.
-
-// benchDialects is the database table the benchmarks run over.
-var benchDialects = []struct {
-	name string
-	open func(testing.TB) *Engine
-}{
-	{"SQLite", func(tb testing.TB) *Engine { return openSQLiteT(tb, nil) }},
-	{"Postgres", func(tb testing.TB) *Engine { return openPostgresT(tb, nil) }},
-}
+// the kdbstream package's benchmarks. The databases are testDialects'.
 
 func benchValues() []string {
 	return []string{"type", "user.updated", "tenant_id", "t1", "data", `{"user":"u1","name":"Ada Lovelace"}`}
@@ -27,9 +18,9 @@ func benchValues() []string {
 
 // BenchmarkXAdd: concurrent single-entry XADDs, coalesced by the group committer.
 func BenchmarkXAdd(b *testing.B) {
-	for _, d := range benchDialects {
+	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b)
+			e := d.open(b, nil)
 			vals := benchValues()
 			b.SetParallelism(8)
 			b.ResetTimer()
@@ -49,9 +40,9 @@ func BenchmarkXAdd(b *testing.B) {
 // BenchmarkAppend100: one publisher appending batches of 100 entries (the PostgreSQL
 // one-round-trip path; one transaction per batch on SQLite).
 func BenchmarkAppend100(b *testing.B) {
-	for _, d := range benchDialects {
+	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b)
+			e := d.open(b, nil)
 			adds := make([]Add, 100)
 			for i := range adds {
 				adds[i] = Add{Stream: "s", Values: benchValues()}
@@ -70,9 +61,9 @@ func BenchmarkAppend100(b *testing.B) {
 // BenchmarkReadAck: XREADGROUP ">" COUNT 100 then XACK of what it returned, over
 // entries appended beforehand.
 func BenchmarkReadAck(b *testing.B) {
-	for _, d := range benchDialects {
+	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b)
+			e := d.open(b, nil)
 			ctx := context.Background()
 			if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
 				b.Fatal(err)
@@ -109,9 +100,9 @@ func BenchmarkReadAck(b *testing.B) {
 // BenchmarkReadNothingNew: a ">" read with nothing new (the unlocked fast path every
 // woken consumer takes).
 func BenchmarkReadNothingNew(b *testing.B) {
-	for _, d := range benchDialects {
+	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b)
+			e := d.open(b, nil)
 			ctx := context.Background()
 			if err := e.CreateGroup(ctx, "s", "g", "$"); err != nil {
 				b.Fatal(err)
@@ -130,9 +121,9 @@ func BenchmarkReadNothingNew(b *testing.B) {
 // BenchmarkAutoClaimNothingIdle: XAUTOCLAIM over 100 pending entries none of which is
 // idle long enough (the claimer's usual scan, answered without a write transaction).
 func BenchmarkAutoClaimNothingIdle(b *testing.B) {
-	for _, d := range benchDialects {
+	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b)
+			e := d.open(b, nil)
 			ctx := context.Background()
 			if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
 				b.Fatal(err)
