@@ -24,8 +24,8 @@ import (
 // test a flag.
 //
 // One dialect serves one Engine. open and close run under the engine's readyMu; every
-// transaction is bracketed by begin and end; exec, query, queryRow, saveAppended,
-// appendRows and deletePending run inside one (on its tx), queryRowNoTx outside any.
+// transaction is bracketed by begin and end; stmt, saveAppended, appendRows and
+// deletePending run inside one (on its tx), stmtNoTx outside any.
 // They are safe for concurrent use (PostgreSQL runs transactions side by side; SQLite's
 // begin queues them). appendFast is called by the committer goroutine only.
 type dialect interface {
@@ -57,14 +57,15 @@ type dialect interface {
 	// again, so statements first met inside it are prepared now).
 	end(ctx context.Context)
 
-	// exec, query and queryRow run q ('?' placeholders) in tx, through whatever
-	// statement cache the database needs.
-	exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error)
-	query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error)
-	queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) row
-	// queryRowNoTx is a single-row read outside a transaction (the unlocked looks of
-	// fastpath.go).
-	queryRowNoTx(ctx context.Context, q string, args ...any) row
+	// stmt resolves q (with '?' placeholders) for tx: a statement prepared once and
+	// bound to tx (SQLite's statement cache), or the text in the database's own
+	// placeholders (PostgreSQL, whose driver prepares and caches by text). The engine
+	// runs it with its arguments, so they never pass through the interface (a
+	// variadic slice handed to an interface method escapes to the heap).
+	stmt(ctx context.Context, tx *sql.Tx, q string) (stmt, error)
+	// stmtNoTx is stmt for a read outside any transaction (the unlocked looks of
+	// fastpath.go), run on the engine's handle.
+	stmtNoTx(ctx context.Context, q string) (stmt, error)
 
 	// saveAppended writes s's row after entries were appended to it and tells blocked
 	// readers in other processes sharing the database (PostgreSQL: a NOTIFY in the same
@@ -116,6 +117,41 @@ func dbCode(err error) hub.ErrorCode {
 		return hub.Unavailable
 	}
 	return hub.Unknown
+}
+
+// stmt is a statement resolved by a dialect: prepared, or the text to send.
+type stmt struct {
+	prepared *sql.Stmt // bound to the transaction (or, outside one, on the handle)
+	text     string    // when prepared is nil
+}
+
+func (s stmt) exec(ctx context.Context, tx *sql.Tx, args ...any) (sql.Result, error) {
+	if s.prepared != nil {
+		return s.prepared.ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, s.text, args...)
+}
+
+func (s stmt) query(ctx context.Context, tx *sql.Tx, args ...any) (*sql.Rows, error) {
+	if s.prepared != nil {
+		return s.prepared.QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, s.text, args...)
+}
+
+func (s stmt) queryRow(ctx context.Context, tx *sql.Tx, args ...any) *sql.Row {
+	if s.prepared != nil {
+		return s.prepared.QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, s.text, args...)
+}
+
+// queryRowDB runs a stmtNoTx statement on db.
+func (s stmt) queryRowDB(ctx context.Context, db *sql.DB, args ...any) *sql.Row {
+	if s.prepared != nil {
+		return s.prepared.QueryRowContext(ctx, args...)
+	}
+	return db.QueryRowContext(ctx, s.text, args...)
 }
 
 // row is QueryRow with a prepare error folded into Scan, like *sql.Row.

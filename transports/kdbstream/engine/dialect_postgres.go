@@ -21,7 +21,8 @@ import (
 //   - a pool of connections, transactions side by side, each command locking its
 //     stream's row (SELECT ... FOR UPDATE) so commands on one stream are serialised
 //     across processes as Redis's single thread serialises them;
-//   - $n placeholders (rebind, cached per text); pgx prepares and caches statements;
+//   - $n placeholders (rebind, cached per text); pgx prepares and caches statements
+//     by text, so stmt only rewrites the text;
 //   - consumer bookkeeping commits with synchronous_commit off (SET LOCAL);
 //   - appends NOTIFY the schema's channel in the statement that saves the stream row,
 //     and a LISTEN connection relays other processes' NOTIFYs to local readers
@@ -132,20 +133,12 @@ func (d *postgresDialect) begin(ctx context.Context, relaxed bool) (*sql.Tx, err
 
 func (d *postgresDialect) end(context.Context) {}
 
-func (d *postgresDialect) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	return tx.ExecContext(ctx, d.rebind(q), args...)
+func (d *postgresDialect) stmt(_ context.Context, _ *sql.Tx, q string) (stmt, error) {
+	return stmt{text: d.rebind(q)}, nil
 }
 
-func (d *postgresDialect) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	return tx.QueryContext(ctx, d.rebind(q), args...)
-}
-
-func (d *postgresDialect) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) row {
-	return row{r: tx.QueryRowContext(ctx, d.rebind(q), args...)}
-}
-
-func (d *postgresDialect) queryRowNoTx(ctx context.Context, q string, args ...any) row {
-	return row{r: d.db.QueryRowContext(ctx, d.rebind(q), args...)}
+func (d *postgresDialect) stmtNoTx(_ context.Context, q string) (stmt, error) {
+	return stmt{text: d.rebind(q)}, nil
 }
 
 // saveAppended queues the NOTIFY that wakes blocked readers in other processes (sent

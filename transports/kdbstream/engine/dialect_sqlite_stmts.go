@@ -89,35 +89,22 @@ func (d *sqliteDialect) closeStmts() {
 	d.stmts.m = nil
 }
 
+func (d *sqliteDialect) stmt(ctx context.Context, tx *sql.Tx, q string) (stmt, error) {
+	st, err := d.txStmt(ctx, tx, q)
+	return stmt{prepared: st}, err
+}
+
+// stmtNoTx uses the statement prepared on the handle.
+func (d *sqliteDialect) stmtNoTx(ctx context.Context, q string) (stmt, error) {
+	st, err := d.prepared(ctx, q)
+	return stmt{prepared: st}, err
+}
+
+// exec runs q in tx through the cache (the dialect's own statements).
 func (d *sqliteDialect) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
 	st, err := d.txStmt(ctx, tx, q)
 	if err != nil {
 		return nil, err
 	}
 	return st.ExecContext(ctx, args...)
-}
-
-func (d *sqliteDialect) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	st, err := d.txStmt(ctx, tx, q)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-func (d *sqliteDialect) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) row {
-	st, err := d.txStmt(ctx, tx, q)
-	if err != nil {
-		return row{err: err}
-	}
-	return row{r: st.QueryRowContext(ctx, args...)}
-}
-
-// queryRowNoTx uses the statement prepared on the handle.
-func (d *sqliteDialect) queryRowNoTx(ctx context.Context, q string, args ...any) row {
-	st, err := d.prepared(ctx, q)
-	if err != nil {
-		return row{err: err}
-	}
-	return row{r: st.QueryRowContext(ctx, args...)}
 }

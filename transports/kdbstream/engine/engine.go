@@ -236,18 +236,31 @@ func (e *Engine) inTxRaw(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) 
 	return classify(err)
 }
 
-// The per-statement helpers of the command code: the dialect's, on tx.
+// The per-statement helpers of the command code: the dialect resolves the statement,
+// the engine runs it (the arguments stay on the caller's stack).
 
 func (e *Engine) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	return e.d.exec(ctx, tx, q, args...)
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.exec(ctx, tx, args...)
 }
 
 func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	return e.d.query(ctx, tx, q, args...)
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.query(ctx, tx, args...)
 }
 
 func (e *Engine) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) row {
-	return e.d.queryRow(ctx, tx, q, args...)
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.queryRow(ctx, tx, args...)}
 }
 
 // classify maps database errors to hub codes; command errors pass unchanged.

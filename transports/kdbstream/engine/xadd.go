@@ -257,7 +257,11 @@ func insertEntries(ctx context.Context, d dialect, tx *sql.Tx, rows []pendingRow
 		}
 		// Through the dialect's statement cache: on SQLite each batch size is parsed
 		// once (at most insertChunk texts), then only bound and stepped.
-		if _, err := d.exec(ctx, tx, b.String(), args...); err != nil {
+		st, err := d.stmt(ctx, tx, b.String())
+		if err != nil {
+			return err
+		}
+		if _, err := st.exec(ctx, tx, args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
