@@ -91,7 +91,7 @@ func ExampleNew() {
 	// Output: kdbstream
 }
 
-// Migrate streams from Redis, with a progress bar, after a dry run.
+// Migrate streams from Redis after a dry run, reporting progress on stderr.
 func ExampleMigrate() {
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -107,17 +107,13 @@ func ExampleMigrate() {
 		log.Fatal(err)
 	}
 	fmt.Printf("would copy %d entries\n", rep.Streams[0].Copied)
-	opts.DryRun, opts.Progress = false, kdbstream.ProgressBar(os.Stderr)
+	opts.DryRun = false
+	opts.Progress = func(p kdbstream.Progress) {
+		fmt.Fprintf(os.Stderr, "%s: %d of %d\n", p.Stream, p.Done, p.Total)
+	}
 	if rep, err = kdbstream.Migrate(ctx, rdb, eng, opts); err != nil {
 		log.Fatalf("%v: %v", err, rep)
 	}
-}
-
-// ProgressBar draws the migration's progress.
-func ExampleProgressBar() {
-	bar := kdbstream.ProgressBar(os.Stderr)
-	bar(50, 100)
-	bar(100, 100)
 }
 
 // NewIdempotencyStore records processed events in the engine's database (R5).

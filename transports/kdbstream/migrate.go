@@ -22,11 +22,23 @@ type MigrateOptions struct {
 	Streams []string
 	// DryRun reads the source and reports what would be copied, writing nothing.
 	DryRun bool
-	// Progress, when set, is called after each page with entries and pending entries
-	// done so far and the total (see ProgressBar).
-	Progress func(done, total int64)
+	// Progress, when set, is called after each page of entries and after each stream's
+	// group state with how far the copy is. Migrate only reports; drawing is the
+	// caller's (hub migrate shows a progress bar). It runs on Migrate's goroutine, so
+	// a slow Progress slows the copy.
+	Progress func(Progress)
 	// BatchSize is the XRANGE page size (default 1000).
 	BatchSize int
+}
+
+// Progress is how far a migration is, as reported to MigrateOptions.Progress.
+type Progress struct {
+	// Stream is the stream being copied.
+	Stream string
+	// Done counts the entries and pending entries copied so far over all streams (that
+	// would be copied, in a dry run). Total is their number in the sources when Migrate
+	// started; entries appended since can take Done past it.
+	Done, Total int64
 }
 
 // MigrateReport is what Migrate did (or, in a dry run, would do) per stream.
@@ -160,10 +172,10 @@ type migration struct {
 	total int64
 }
 
-func (m *migration) progress(n int64) {
+func (m *migration) progress(stream string, n int64) {
 	m.done += n
 	if m.opts.Progress != nil {
-		m.opts.Progress(m.done, m.total)
+		m.opts.Progress(Progress{Stream: stream, Done: m.done, Total: m.total})
 	}
 }
 
@@ -193,7 +205,7 @@ func (m *migration) stream(ctx context.Context, src *sourceStream) (StreamReport
 			}
 		}
 		sr.Copied += int64(len(page))
-		m.progress(int64(len(page)))
+		m.progress(src.name, int64(len(page)))
 		start = "(" + page[len(page)-1].ID.String()
 		if len(page) < m.opts.BatchSize {
 			break
@@ -203,13 +215,13 @@ func (m *migration) stream(ctx context.Context, src *sourceStream) (StreamReport
 		sr.Groups = append(sr.Groups, GroupReport{Name: g.Name, LastDeliveredID: g.LastDeliveredID.String(), Consumers: len(g.Consumers), Pending: int64(len(g.Pending))})
 	}
 	if m.opts.DryRun {
-		m.progress(src.pendingTotal())
+		m.progress(src.name, src.pendingTotal())
 		return sr, nil
 	}
 	if err := m.eng.ImportState(ctx, src.name, src.state()); err != nil {
 		return sr, fmt.Errorf("kdbstream: migrate %s: group state: %w", src.name, err)
 	}
-	m.progress(src.pendingTotal())
+	m.progress(src.name, src.pendingTotal())
 	return sr, m.verify(ctx, src, &sr)
 }
 

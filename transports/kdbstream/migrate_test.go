@@ -3,7 +3,6 @@ package kdbstream
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -119,14 +118,17 @@ func TestR9_MigrationFromRedis(t *testing.T) {
 			ctx := testenv.Context(t, time.Minute)
 
 			var calls int
-			bar := ProgressBar(io.Discard)
+			var last Progress
 			rep, err := Migrate(ctx, b.rdb, eng, MigrateOptions{Streams: []string{b.stream}, BatchSize: 7,
-				Progress: func(done, total int64) { calls++; bar(done, total) }})
+				Progress: func(p Progress) { calls++; last = p }})
 			if err != nil {
 				t.Fatalf("Migrate: %v (report %+v)", err, rep)
 			}
 			if len(rep.Streams) != 2 || rep.Streams[1].Stream != b.stream+streams.DLQSuffix || calls == 0 {
 				t.Fatalf("report %+v, progress calls %d: want the stream and its DLQ", rep, calls)
+			}
+			if last.Stream != b.stream+streams.DLQSuffix || last.Done != last.Total || last.Total == 0 {
+				t.Fatalf("last progress %+v: want the DLQ stream, done = total", last)
 			}
 
 			// Pending entries keep owner and delivery count.
@@ -215,8 +217,8 @@ func TestR9_MigrationResumes(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	_, err = Migrate(cctx, b.rdb, eng, MigrateOptions{Streams: []string{b.stream}, BatchSize: 20,
-		Progress: func(done, _ int64) {
-			if done >= 40 {
+		Progress: func(p Progress) {
+			if p.Done >= 40 {
 				cancel()
 			}
 		}})

@@ -94,7 +94,7 @@ func (e *Engine) DeadLetter(ctx context.Context, src, grp, id, dlqStream string,
 		if err := e.insertEntries(ctx, tx, []pendingRow{{d.sid, nid, encodeFields(fields)}}); err != nil {
 			return err
 		}
-		if err := e.saveStreamNotify(ctx, tx, d); err != nil {
+		if err := e.d.saveAppended(ctx, tx, d); err != nil {
 			return err
 		}
 		if s := locked[src]; s != nil {

@@ -3,11 +3,11 @@ package engine
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,11 +18,9 @@ import (
 )
 
 const (
-	crashEnvDB   = "KDBSTREAM_CRASH_CHILD_DB"
-	crashEnvSync = "KDBSTREAM_CRASH_CHILD_SYNC"
-	crashEnvDSN  = "KDBSTREAM_CRASH_CHILD_DSN" // PostgreSQL: the server; DB is then the schema
-	crashBatch   = 25
-	crashStream  = "crash"
+	crashEnv    = "KDBSTREAM_CRASH_CHILD" // the child's database, as JSON crashTarget
+	crashBatch  = 25
+	crashStream = "crash"
 )
 
 // TestR9_CrashDurability: a child process appends in batches from several goroutines
@@ -30,46 +28,43 @@ const (
 // the parent kill -9s it mid-stream, reopens the file (or the PostgreSQL schema) and
 // checks that every acknowledged id is there, that batches are all-or-nothing (no
 // partial entry), and that the pending list and the stream metadata agree with the
-// entries.
+// entries. It runs per database of testDialects and per commit setting of each
+// (SQLite/synchronous=FULL, SQLite/synchronous=NORMAL, Postgres/synchronous_commit=on:
+// PostgreSQL's one-round-trip and pipelined append paths must also answer only
+// committed batches).
 func TestR9_CrashDurability(t *testing.T) {
-	if path := os.Getenv(crashEnvDB); path != "" {
-		crashChild(crashConfig(path, os.Getenv(crashEnvSync), os.Getenv(crashEnvDSN)))
+	if target := os.Getenv(crashEnv); target != "" {
+		crashChild(target)
 		return
 	}
 	t.Parallel()
-	for _, mode := range []string{"FULL", "NORMAL", crashPostgres} {
-		name := "synchronous=" + mode
-		if mode == crashPostgres {
-			name = mode
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		for _, m := range d.durability {
+			t.Run(m.name, func(t *testing.T) {
+				t.Parallel()
+				runCrash(t, d.config(t, m.mod))
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runCrash(t, mode)
-		})
-	}
+	})
 }
 
-// crashPostgres is the mode that runs the child on PostgreSQL (synchronous_commit on):
-// its one-round-trip and pipelined append paths must also answer only committed batches.
-const crashPostgres = "postgres"
-
-// crashConfig is the engine configuration of the child and of the reopening parent.
-func crashConfig(db, mode, dsn string) Config {
-	if mode == crashPostgres {
-		return Config{Driver: DriverPostgres, DSN: dsn, Schema: db}
-	}
-	return Config{Driver: DriverSQLite, DSN: db, Synchronous: mode}
+// crashTarget is the database the child writes to (the part of Config that names it).
+type crashTarget struct {
+	Driver, DSN, Schema, Synchronous string
 }
 
-func runCrash(t *testing.T, mode string) {
-	path, dsn := filepath.Join(t.TempDir(), "crash.db"), ""
-	if mode == crashPostgres {
-		e := openPostgresT(t, nil) // creates the schema and drops it at the end
-		path, dsn = e.cfg.Schema, e.cfg.DSN
+func (c crashTarget) config() Config {
+	return Config{Driver: c.Driver, DSN: c.DSN, Schema: c.Schema, Synchronous: c.Synchronous}
+}
+
+func runCrash(t *testing.T, cfg Config) {
+	target, err := json.Marshal(crashTarget{Driver: cfg.Driver, DSN: cfg.DSN, Schema: cfg.Schema, Synchronous: cfg.Synchronous})
+	if err != nil {
+		t.Fatal(err)
 	}
 	ctx := testenv.Context(t, 2*time.Minute)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestR9_CrashDurability$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnvDB+"="+path, crashEnvSync+"="+mode, crashEnvDSN+"="+dsn)
+	cmd.Env = append(os.Environ(), crashEnv+"="+string(target))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -101,7 +96,7 @@ func runCrash(t *testing.T, mode string) {
 		t.Fatalf("child stopped after %d acknowledged batches before the kill", len(batches))
 	}
 
-	e, err := Open(ctx, crashConfig(path, mode, dsn))
+	e, err := Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("reopen after kill -9: %v", err)
 	}
@@ -154,13 +149,18 @@ func runCrash(t *testing.T, mode string) {
 			t.Fatalf("pending entry %+v inconsistent (last delivered %s)", p, gs[0].LastDeliveredID)
 		}
 	}
-	t.Logf("%s: %d appends acknowledged before kill -9, %d entries on disk, %d pending", mode, len(acked), len(es), len(ps))
+	t.Logf("%s: %d appends acknowledged before kill -9, %d entries on disk, %d pending", t.Name(), len(acked), len(es), len(ps))
 }
 
 // crashChild appends batches from 4 goroutines and reads/acks from one, until killed.
-func crashChild(cfg Config) {
+func crashChild(target string) {
+	var c crashTarget
+	if err := json.Unmarshal([]byte(target), &c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	ctx := context.Background()
-	e, err := Open(ctx, cfg)
+	e, err := Open(ctx, c.config())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

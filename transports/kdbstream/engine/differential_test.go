@@ -17,8 +17,9 @@ import (
 )
 
 // TestR9_DifferentialAgainstRedis drives the same seeded random command sequences
-// against the machine's Redis and kdbstream (SQLite and PostgreSQL) and compares every
-// reply. Only idle times are normalised (they depend on the wall clock).
+// against the machine's Redis and kdbstream on each database of testDialects (subtests
+// SQLite/seedN, Postgres/seedN) and compares every reply. Only idle times are
+// normalised (they depend on the wall clock).
 func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	t.Parallel()
 	opt, err := redis.ParseURL(testenv.RedisURL(t))
@@ -29,17 +30,14 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
 	seeds := []uint64{1, 2, 3, 42, 2026, 7}
-	for name, open := range engines(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			eng := open(t)
-			for _, seed := range seeds {
-				t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-					runDifferential(t, rdb, eng, seed, 400)
-				})
-			}
-		})
-	}
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		eng := d.open(t, nil)
+		for _, seed := range seeds {
+			t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+				runDifferential(t, rdb, eng, seed, 400)
+			})
+		}
+	})
 }
 
 func runDifferential(t *testing.T, rdb *redis.Client, eng *Engine, seed uint64, n int) {

@@ -15,7 +15,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -110,25 +109,20 @@ func (c *Config) Validate() error {
 // Engine is the stream store. It is safe for concurrent use.
 type Engine struct {
 	cfg     Config
-	db      *sql.DB
-	pg      bool
-	queries sync.Map // query text -> dialect text
+	d       dialect // everything that differs per database (dialect.go)
+	db      *sql.DB // from d.open, valid once ready
 	waiters *waiters
 	appends chan *appendReq
-	heads   map[string]stream // the committer's last known stream rows (pipeline.go)
 	done    chan struct{}
 	wg      sync.WaitGroup
 	closeMu sync.RWMutex
 	closed  bool
-	stopPG  func()
 
 	readyMu sync.Mutex
 	ready   bool
 
-	stmts      stmtCache
-	fullReads  sync.Map   // stream\x00group\x00consumer whose last ">" read filled COUNT
-	txMu       sync.Mutex // SQLite: one transaction at a time, with its synchronous mode
-	sqliteSync string     // the synchronous pragma the connection runs with now
+	selectStreamQ string   // selectStreamSQL with the dialect's row lock
+	fullReads     sync.Map // stream\x00group\x00consumer whose last ">" read filled COUNT
 }
 
 // Open connects, creates the tables if needed and starts the committer.
@@ -138,7 +132,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
-	e.pg = cfg.Driver == DriverPostgres
+	e.d = dialects[cfg.Driver](cfg, e.waiters)
+	e.selectStreamQ = selectStreamSQL + e.d.lockRow()
 	if err := e.ensureReady(ctx); err != nil && !cfg.Lazy {
 		return nil, err
 	}
@@ -154,24 +149,11 @@ func (e *Engine) ensureReady(ctx context.Context) error {
 	if e.ready {
 		return nil
 	}
-	var err error
-	if e.pg {
-		err = e.openPostgres(ctx)
-	} else {
-		err = e.openSQLite(ctx)
-	}
+	db, err := e.d.open(ctx)
 	if err != nil {
 		return err
 	}
-	if err := e.migrate(ctx); err != nil {
-		e.db.Close()
-		if e.stopPG != nil {
-			e.stopPG()
-			e.stopPG = nil
-		}
-		return err
-	}
-	e.ready = true
+	e.db, e.ready = db, true
 	return nil
 }
 
@@ -186,13 +168,10 @@ func (e *Engine) Close() error {
 	close(e.done)
 	e.closeMu.Unlock()
 	e.wg.Wait()
-	if e.stopPG != nil {
-		e.stopPG()
-	}
-	e.waiters.closeAll()
-	e.closeStmts()
 	e.readyMu.Lock()
 	defer e.readyMu.Unlock()
+	e.d.close()
+	e.waiters.closeAll()
 	if !e.ready {
 		return nil
 	}
@@ -207,38 +186,10 @@ func (e *Engine) Ready(ctx context.Context) error { return e.ensureReady(ctx) }
 func (e *Engine) DB() *sql.DB { return e.db }
 
 // Postgres reports whether the engine runs on PostgreSQL.
-func (e *Engine) Postgres() bool { return e.pg }
+func (e *Engine) Postgres() bool { return e.d.driver() == DriverPostgres }
 
-// Rebind rewrites '?' placeholders for the engine's dialect ($n on PostgreSQL).
-func (e *Engine) Rebind(q string) string { return e.q(q) }
-
-func (e *Engine) q(s string) string {
-	if !e.pg {
-		return s
-	}
-	if v, ok := e.queries.Load(s); ok {
-		return v.(string)
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	e.queries.Store(s, b.String())
-	return b.String()
-}
-
-func (e *Engine) forUpdate() string {
-	if e.pg {
-		return " FOR UPDATE"
-	}
-	return ""
-}
+// Rebind rewrites '?' placeholders for the engine's database ($n on PostgreSQL).
+func (e *Engine) Rebind(q string) string { return e.d.rebind(q) }
 
 func (e *Engine) nowMs() int64 { return e.cfg.Now().UnixMilli() }
 
@@ -248,10 +199,10 @@ func (e *Engine) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // inTxRelaxed runs consumer bookkeeping (XREADGROUP's pending entries, XACK, claims)
-// without waiting for the disk flush: PostgreSQL commits it with synchronous_commit
-// off, SQLite with synchronous NORMAL. A crash of the machine (not of the process) can
-// lose the last such commits; the entries involved are then delivered again, which
-// at-least-once delivery allows. Appends never take this path.
+// without waiting for the disk flush (the dialect's begin: PostgreSQL commits it with
+// synchronous_commit off, SQLite with synchronous NORMAL). A crash of the machine (not
+// of the process) can lose the last such commits; the entries involved are then
+// delivered again, which at-least-once delivery allows. Appends never take this path.
 func (e *Engine) inTxRelaxed(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return e.inTxMode(ctx, true, fn)
 }
@@ -271,33 +222,9 @@ func (e *Engine) inTxRaw(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) 
 	if err := e.ensureReady(ctx); err != nil {
 		return err
 	}
-	if !e.pg {
-		e.txMu.Lock()
-		defer e.txMu.Unlock()
-		want := strings.ToUpper(e.cfg.Synchronous)
-		if relaxed && want != "OFF" {
-			want = "NORMAL"
-		}
-		if e.sqliteSync == "" {
-			e.sqliteSync = strings.ToUpper(e.cfg.Synchronous) // the DSN's pragma
-		}
-		if want != e.sqliteSync {
-			// A reconnect resets the pragma to the DSN's (stricter) value: never unsafe.
-			if _, err := e.db.ExecContext(ctx, "PRAGMA synchronous = "+want); err != nil {
-				return classify(err)
-			}
-			e.sqliteSync = want
-		}
-	}
-	tx, err := e.db.BeginTx(ctx, nil)
+	tx, err := e.d.begin(ctx, relaxed)
 	if err != nil {
 		return classify(err)
-	}
-	if relaxed && e.pg {
-		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-			_ = tx.Rollback()
-			return classify(err)
-		}
 	}
 	err = fn(tx)
 	if err != nil {
@@ -305,10 +232,35 @@ func (e *Engine) inTxRaw(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) 
 	} else {
 		err = tx.Commit()
 	}
-	if !e.pg {
-		e.flushPrepared(ctx)
-	}
+	e.d.end(ctx)
 	return classify(err)
+}
+
+// The per-statement helpers of the command code: the dialect resolves the statement,
+// the engine runs it (the arguments stay on the caller's stack).
+
+func (e *Engine) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.exec(ctx, tx, args...)
+}
+
+func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.query(ctx, tx, args...)
+}
+
+func (e *Engine) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) row {
+	st, err := e.d.stmt(ctx, tx, q)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.queryRow(ctx, tx, args...)}
 }
 
 // classify maps database errors to hub codes; command errors pass unchanged.

@@ -64,12 +64,9 @@ func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, thre
 
 // rowNoTx is a single-row read outside a transaction (a prepared statement on SQLite).
 func (e *Engine) rowNoTx(ctx context.Context, q string, args ...any) row {
-	if e.pg {
-		return row{r: e.db.QueryRowContext(ctx, e.q(q), args...)}
-	}
-	st, err := e.prepared(ctx, q)
+	st, err := e.d.stmtNoTx(ctx, q)
 	if err != nil {
 		return row{err: err}
 	}
-	return row{r: st.QueryRowContext(ctx, args...)}
+	return row{r: st.queryRowDB(ctx, e.db, args...)}
 }

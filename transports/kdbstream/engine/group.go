@@ -162,8 +162,8 @@ func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id str
 			return res, err
 		}
 		var poll <-chan time.Time
-		if e.pg {
-			t := time.NewTimer(e.cfg.PollInterval)
+		if d := e.d.pollInterval(); d > 0 {
+			t := time.NewTimer(d)
 			poll = t.C
 			defer t.Stop()
 		}

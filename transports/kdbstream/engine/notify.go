@@ -1,18 +1,15 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"net"
 	"sync"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // waiters wakes blocked XREADGROUPs when a stream gets new entries: one channel per
-// stream, closed (broadcast) and replaced on every append.
+// stream, closed (broadcast) and replaced on every append. The engine notifies after
+// each commit in this process; PostgreSQL's listener relays other processes' appends
+// (dialect_postgres_listen.go).
 type waiters struct {
 	mu sync.Mutex
 	ch map[string]chan struct{}
@@ -48,33 +45,6 @@ func (w *waiters) closeAll() {
 	for k, c := range w.ch {
 		close(c)
 		delete(w.ch, k)
-	}
-}
-
-// listenPG relays NOTIFY kdbstream_<schema> '<stream>' (sent by appends in any process
-// sharing the database) to the local waiters. It reconnects after errors; blocked reads
-// also poll every PollInterval, so a gap while reconnecting costs latency, not entries.
-func (e *Engine) listenPG(ctx context.Context, cc *pgx.ConnConfig, done chan struct{}) {
-	defer close(done)
-	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, cc)
-		if err == nil {
-			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{e.notifyChannel()}.Sanitize())
-			for err == nil {
-				var n *pgconn.Notification
-				n, err = conn.WaitForNotification(ctx)
-				if err == nil {
-					e.waiters.notify(n.Payload)
-				}
-			}
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			conn.Close(cctx)
-			cancel()
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(e.cfg.PollInterval):
-		}
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"sort"
-	"strings"
-	"sync"
 	"time"
 )
 
@@ -33,76 +31,12 @@ func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (i
 	return n, err
 }
 
-// deletePending removes ids from a group's PEL with constant statements (no per-call
-// parsing, one round trip per chunk). PostgreSQL gets the ids as two arrays, unnest()ed.
-// SQLite gets them as bound parameters of a VALUES list whose length is a power of two
-// (padded with the last id, harmless in an IN list), so a handful of statement texts
-// stay prepared; json_each was the cheaper text to write but parsing JSON per id was a
-// third of the ack's CPU. A later chunk never counts an id an earlier one removed, so
-// the count is XACK's (each id that was pending, duplicates once).
+// deletePending removes ids from a group's PEL and returns XACK's count (each id that
+// was pending, duplicates once), with constant statements: no per-call parsing, one
+// round trip per chunk (the dialect's: two unnest()ed arrays on PostgreSQL, a VALUES
+// list of power-of-two length on SQLite).
 func (e *Engine) deletePending(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, error) {
-	if e.pg {
-		ms := make([]int64, len(ids))
-		seq := make([]int64, len(ids))
-		for i, id := range ids {
-			ms[i], seq[i] = id.Ms, id.Seq
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM kdb_pending WHERE sid = $1 AND grp = $2
-			AND (ms, seq) IN (SELECT * FROM unnest($3::bigint[], $4::bigint[]))`, sid, grp, ms, seq)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
-	}
-	var total int64
-	args := make([]any, 0, 2+2*min(len(ids), maxAckChunk))
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), maxAckChunk)]
-		ids = ids[len(chunk):]
-		size := 1
-		for size < len(chunk) {
-			size *= 2
-		}
-		args = append(args[:0], sid, grp)
-		for i := range size {
-			id := chunk[min(i, len(chunk)-1)]
-			args = append(args, id.Ms, id.Seq)
-		}
-		res, err := e.exec(ctx, tx, ackSQL(size), args...)
-		if err != nil {
-			return 0, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// maxAckChunk is the longest VALUES list of one SQLite XACK statement (2*256+2 bound
-// parameters, well under SQLite's limit); the stream loop acks up to 1000 ids at once.
-const maxAckChunk = 256
-
-var ackSQLs sync.Map // size -> statement text
-
-// ackSQL is the SQLite DELETE for a VALUES list of size ids.
-func ackSQL(size int) string {
-	if q, ok := ackSQLs.Load(size); ok {
-		return q.(string)
-	}
-	var b strings.Builder
-	b.WriteString(`DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND (ms, seq) IN (VALUES `)
-	for i := range size {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?)")
-	}
-	b.WriteByte(')')
-	q, _ := ackSQLs.LoadOrStore(size, b.String())
-	return q.(string)
+	return e.d.deletePending(ctx, tx, sid, grp, ids)
 }
 
 // PendingSummary is XPENDING's summary form.

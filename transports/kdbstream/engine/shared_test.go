@@ -52,8 +52,9 @@ func TestR9_PostgresSharedByTwoEngines(t *testing.T) {
 		}
 	})
 
-	// The committer's remembered stream row (pipeline.go) goes stale when another
-	// process appends or deletes: the next append must see that and still be right.
+	// The committer's remembered stream row (dialect_postgres_append.go) goes stale
+	// when another process appends or deletes: the next append must see that and
+	// still be right.
 	t.Run("AppendAfterOtherWriter", func(t *testing.T) {
 		add := func(e *Engine) ID {
 			t.Helper()

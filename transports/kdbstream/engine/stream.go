@@ -17,9 +17,9 @@ type stream struct {
 	added  int64 // entries_added
 }
 
-// lockStream loads a stream's row and locks it for the transaction (FOR UPDATE on
-// PostgreSQL; SQLite's single connection already serialises). create makes a missing
-// stream (MKSTREAM); otherwise a missing stream returns nil, nil.
+// lockStream loads a stream's row and locks it for the transaction (the dialect's
+// lockRow: FOR UPDATE on PostgreSQL; SQLite's single connection already serialises).
+// create makes a missing stream (MKSTREAM); otherwise a missing stream returns nil, nil.
 func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create bool) (*stream, error) {
 	s, err := e.selectStream(ctx, tx, name)
 	if s != nil || err != nil || !create {
@@ -31,10 +31,14 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 	return e.selectStream(ctx, tx, name)
 }
 
+// selectStreamSQL reads one stream row; the engine appends the dialect's lockRow once
+// (Engine.selectStreamQ).
+const selectStreamSQL = `SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
+		FROM kdb_streams WHERE name = ?`
+
 func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
 	s := &stream{name: name}
-	err := e.queryRow(ctx, tx, (`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
-		FROM kdb_streams WHERE name = ?`+e.forUpdate()), name).
+	err := e.queryRow(ctx, tx, e.selectStreamQ, name).
 		Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -42,24 +46,19 @@ func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*st
 	return s, err
 }
 
-func (e *Engine) saveStream(ctx context.Context, tx *sql.Tx, s *stream) error {
-	_, err := e.exec(ctx, tx, `UPDATE kdb_streams SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?,
-		maxdel_ms = ?, maxdel_seq = ?, length = ?, entries_added = ? WHERE id = ?`,
-		s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid)
-	return err
+// saveStreamSQL writes a stream row; its arguments are rowValues.
+const saveStreamSQL = `UPDATE kdb_streams SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?,
+		maxdel_ms = ?, maxdel_seq = ?, length = ?, entries_added = ? WHERE id = ?`
+
+// rowValues are saveStreamSQL's arguments.
+func (s *stream) rowValues() []any {
+	return []any{s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid}
 }
 
-// saveStreamNotify is saveStream after an append: on PostgreSQL the same statement
-// queues the NOTIFY that wakes blocked readers in other processes (sent at commit),
-// which saves a round trip per group commit.
-func (e *Engine) saveStreamNotify(ctx context.Context, tx *sql.Tx, s *stream) error {
-	if !e.pg {
-		return e.saveStream(ctx, tx, s)
-	}
-	_, err := tx.ExecContext(ctx, `WITH u AS (UPDATE kdb_streams SET last_ms = $1, last_seq = $2, first_ms = $3, first_seq = $4,
-		maxdel_ms = $5, maxdel_seq = $6, length = $7, entries_added = $8 WHERE id = $9 RETURNING name)
-		SELECT pg_notify($10, name) FROM u`,
-		s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, e.notifyChannel())
+// saveStream writes s's row after a change that appended nothing (see the dialect's
+// saveAppended for appends: it also wakes readers in other processes).
+func (e *Engine) saveStream(ctx context.Context, tx *sql.Tx, s *stream) error {
+	_, err := e.exec(ctx, tx, saveStreamSQL, s.rowValues()...)
 	return err
 }
 

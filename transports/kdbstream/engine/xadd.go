@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -126,8 +125,8 @@ func (e *Engine) commitBatch(batch []*appendReq) {
 	ctx := context.Background()
 	err := e.ensureReady(ctx)
 	handled := false
-	if err == nil && e.pg {
-		touched, handled, err = e.appendFast(ctx, live)
+	if err == nil {
+		touched, handled, err = e.d.appendFast(ctx, live)
 		err = classify(err)
 	}
 	if err == nil && !handled {
@@ -211,23 +210,23 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 			}
 		}
 	}
-	var touched []string
-	if e.pg && len(dirty) == 1 && len(rows) > 0 && len(rows) <= insertChunk {
-		// The usual publisher batch (one stream, no trim due): entries, stream row and
-		// NOTIFY in one statement, one round trip fewer per commit.
+	if len(dirty) == 1 {
+		// The usual publisher batch (one stream): the dialect writes entries and stream
+		// row in as few round trips as it can (one statement on PostgreSQL).
 		for n := range dirty {
-			return []string{n}, e.insertAndSave(ctx, tx, rows, streams[n])
+			return []string{n}, e.d.appendRows(ctx, tx, rows, streams[n])
 		}
 	}
 	if err := flush(); err != nil {
 		return nil, err
 	}
+	var touched []string
 	for _, n := range names {
 		if !dirty[n] {
 			continue
 		}
 		touched = append(touched, n)
-		if err := e.saveStreamNotify(ctx, tx, streams[n]); err != nil {
+		if err := e.d.saveAppended(ctx, tx, streams[n]); err != nil {
 			return nil, err
 		}
 	}
@@ -238,6 +237,11 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 // fewer round trips and driver calls than one Exec per row, well under SQLite's
 // parameter limit).
 func (e *Engine) insertEntries(ctx context.Context, tx *sql.Tx, rows []pendingRow) error {
+	return insertEntries(ctx, e.d, tx, rows)
+}
+
+// insertEntries is Engine.insertEntries on d (dialects build appendRows on it).
+func insertEntries(ctx context.Context, d dialect, tx *sql.Tx, rows []pendingRow) error {
 	const chunk = insertChunk
 	for len(rows) > 0 {
 		n := min(len(rows), chunk)
@@ -251,9 +255,13 @@ func (e *Engine) insertEntries(ctx context.Context, tx *sql.Tx, rows []pendingRo
 			b.WriteString(`(?,?,?,?)`)
 			args = append(args, r.sid, r.id.Ms, r.id.Seq, r.fields)
 		}
-		// Through the statement cache: on SQLite each batch size is parsed once (at
-		// most insertChunk texts), then only bound and stepped.
-		if _, err := e.exec(ctx, tx, b.String(), args...); err != nil {
+		// Through the dialect's statement cache: on SQLite each batch size is parsed
+		// once (at most insertChunk texts), then only bound and stepped.
+		st, err := d.stmt(ctx, tx, b.String())
+		if err != nil {
+			return err
+		}
+		if _, err := st.exec(ctx, tx, args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -324,34 +332,29 @@ func nextID(s *stream, spec string, now int64) (ID, error) {
 	return id, nil
 }
 
-// insertChunk is the most rows one multi-row INSERT carries on PostgreSQL.
+// insertChunk is the most rows one multi-row INSERT carries (and the most entries
+// PostgreSQL's one-statement append takes).
 const insertChunk = 200
 
-// insertAndSave is insertEntries + saveStreamNotify as one PostgreSQL statement.
-func (e *Engine) insertAndSave(ctx context.Context, tx *sql.Tx, rows []pendingRow, s *stream) error {
-	q, args := e.insertAndSaveSQL(rows, s)
-	_, err := tx.ExecContext(ctx, q, args...)
-	return err
-}
-
-// insertAndSaveSQL is insertAndSave's statement and arguments.
-func (e *Engine) insertAndSaveSQL(rows []pendingRow, s *stream) (string, []any) {
-	var b strings.Builder
-	b.WriteString(`WITH ins AS (INSERT INTO kdb_entries (sid, ms, seq, fields) VALUES `)
-	args := make([]any, 0, 4*len(rows)+10)
-	for i, r := range rows {
-		if i > 0 {
-			b.WriteByte(',')
+// assignIDs is applyAdds' id loop for one stream, without a transaction (the
+// dialects' fast appends): it fills each request's results, advances s and returns
+// the rows to insert, or trimNeeded when an XADD's trim would remove entries (the
+// general path then does it).
+func assignIDs(s *stream, reqs []*appendReq, now int64) (rows []pendingRow, trimNeeded bool) {
+	for _, r := range reqs {
+		r.res = make([]AddResult, len(r.adds))
+		for i, a := range r.adds {
+			row, ok := s.add(r, i, now)
+			if !ok {
+				continue
+			}
+			rows = append(rows, row)
+			if a.Trim != nil && trimDue(s, a.Trim) {
+				return nil, true
+			}
 		}
-		fmt.Fprintf(&b, "($%d,$%d,$%d,$%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
-		args = append(args, r.sid, r.id.Ms, r.id.Seq, r.fields)
 	}
-	n := len(args)
-	fmt.Fprintf(&b, `), u AS (UPDATE kdb_streams SET last_ms = $%d, last_seq = $%d, first_ms = $%d, first_seq = $%d,
-		maxdel_ms = $%d, maxdel_seq = $%d, length = $%d, entries_added = $%d WHERE id = $%d RETURNING name)
-		SELECT pg_notify($%d, name) FROM u`, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
-	args = append(args, s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, e.notifyChannel())
-	return b.String(), args
+	return rows, false
 }
 
 // trimDue reports whether t would remove anything from s now (checked in memory, so a

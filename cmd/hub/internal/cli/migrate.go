@@ -3,9 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	hubstreams "github.com/koder/eventhub/streams"
@@ -33,6 +36,7 @@ entries with owner and delivery count (each stream's dead-letter stream too). It
 resumable (run it again after an interruption: it copies only what is missing) and
 verifies the counts at the end. Stop producers and consumers on Redis first; after it,
 set KODER_EVENT_BUS=kdb-stream and restart: consumers continue where they were.
+Progress goes to stderr: a bar on a terminal, otherwise a line at every tenth.
 
 Exit codes: 0 copied and verified, 1 verification found differences, 3 Redis or the
 database unreachable, 2 usage.`,
@@ -65,7 +69,7 @@ database unreachable, 2 usage.`,
 			defer r.close()
 			eng := r.(kdbReader).eng
 			rep, err := kdbstream.Migrate(cmd.Context(), rdb, eng, kdbstream.MigrateOptions{
-				Streams: streams, DryRun: dryRun, BatchSize: batch, Progress: kdbstream.ProgressBar(env.Stderr)})
+				Streams: streams, DryRun: dryRun, BatchSize: batch, Progress: migrateProgress(env.Stderr)})
 			if rep != nil {
 				if asJSON {
 					_ = json.NewEncoder(env.Stdout).Encode(rep)
@@ -110,4 +114,64 @@ func printReport(env *Env, rep *kdbstream.MigrateReport) {
 		}
 	}
 	_ = w.Flush()
+}
+
+// migrateProgress is the MigrateOptions.Progress of redis-to-kdb: a progress bar when w
+// is a terminal, otherwise plain lines (progressLines), which read well in a log or a
+// CI job where a bar's carriage returns pile up on one line.
+func migrateProgress(w io.Writer) func(kdbstream.Progress) {
+	if isTerminal(w) {
+		return progressBar(w)
+	}
+	return progressLines(w)
+}
+
+// isTerminal reports whether w is a character device (a terminal; also /dev/null,
+// where drawing a bar costs nothing).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar draws entries and pending entries copied of the total on w. The bar is
+// created at the first call, when the total is known.
+func progressBar(w io.Writer) func(kdbstream.Progress) {
+	var bar *progressbar.ProgressBar
+	return func(p kdbstream.Progress) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(p.Total,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription("migrating"),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(0),
+				progressbar.OptionOnCompletion(func() { _, _ = io.WriteString(w, "\n") }),
+			)
+		}
+		if p.Total != bar.GetMax64() {
+			bar.ChangeMax64(p.Total)
+		}
+		_ = bar.Set64(p.Done)
+	}
+}
+
+// progressLines prints one line each time the copy passes a tenth of the total (and
+// at its end): at most eleven lines however many pages there are.
+func progressLines(w io.Writer) func(kdbstream.Progress) {
+	last := int64(-1) // the last tenth printed
+	return func(p kdbstream.Progress) {
+		pct := int64(100)
+		if p.Total > 0 {
+			pct = min(p.Done*100/p.Total, 100)
+		}
+		if pct/10 <= last {
+			return
+		}
+		last = pct / 10
+		fmt.Fprintf(w, "migrating %s: %d of %d entries and pending entries (%d%%)\n", p.Stream, p.Done, p.Total, pct)
+	}
 }

@@ -13,7 +13,7 @@ import (
 // The PostgreSQL append path of the usual publisher batch: every XADD to one stream,
 // no NOMKSTREAM, no trim due, at most insertChunk entries. Other batches take the
 // general path (applyAdds in a database/sql transaction: BEGIN, SELECT ... FOR UPDATE,
-// INSERT + UPDATE + NOTIFY, COMMIT, four round trips).
+// INSERT + UPDATE + NOTIFY (appendRows), COMMIT, four round trips).
 //
 //  1. appendOptimistic: one round trip. The committer remembers each stream's row as
 //     it left it (heads); the ids are computed from that copy and one autocommitted
@@ -31,7 +31,7 @@ import (
 
 // appendFast runs steps 1 and 2; handled is false, with nothing committed, when the
 // batch needs the general path.
-func (e *Engine) appendFast(ctx context.Context, reqs []*appendReq) (touched []string, handled bool, err error) {
+func (d *postgresDialect) appendFast(ctx context.Context, reqs []*appendReq) (touched []string, handled bool, err error) {
 	name, n := "", 0
 	for _, r := range reqs {
 		for _, a := range r.adds {
@@ -43,28 +43,28 @@ func (e *Engine) appendFast(ctx context.Context, reqs []*appendReq) (touched []s
 		}
 	}
 	if n == 0 || n > insertChunk {
-		delete(e.heads, name)
+		delete(d.heads, name)
 		return nil, false, nil
 	}
-	if e.heads == nil {
-		e.heads = map[string]stream{}
+	if d.heads == nil {
+		d.heads = map[string]stream{}
 	}
-	if head, ok := e.heads[name]; ok {
-		delete(e.heads, name) // re-set below only once a commit says what the row is
+	if head, ok := d.heads[name]; ok {
+		delete(d.heads, name) // re-set below only once a commit says what the row is
 		s := head
-		if rows, trim := e.assignIDs(&s, reqs); !trim && len(rows) > 0 {
-			q, args := e.guardedAppendSQL(rows, &head, &s)
-			res, err := e.db.ExecContext(ctx, q, args...)
+		if rows, trim := assignIDs(&s, reqs, d.cfg.Now().UnixMilli()); !trim && len(rows) > 0 {
+			q, args := d.guardedAppendSQL(rows, &head, &s)
+			res, err := d.db.ExecContext(ctx, q, args...)
 			if err != nil {
 				return nil, true, err // ambiguous, as a failed COMMIT would be
 			}
 			if k, err := res.RowsAffected(); err == nil && k == 1 {
-				e.heads[name] = s
+				d.heads[name] = s
 				return []string{name}, true, nil
 			}
 		}
 	}
-	conn, err := e.db.Conn(ctx)
+	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -72,7 +72,7 @@ func (e *Engine) appendFast(ctx context.Context, reqs []*appendReq) (touched []s
 	var s *stream
 	err = conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
-		s, err = e.appendPipelined(ctx, pc, name, reqs)
+		s, err = d.appendPipelined(ctx, pc, name, reqs)
 		if err != nil && !pc.IsClosed() {
 			// The transaction's state is unknown: drop the connection rather than
 			// return it to the pool mid-transaction (an uncommitted batch rolls back).
@@ -83,13 +83,13 @@ func (e *Engine) appendFast(ctx context.Context, reqs []*appendReq) (touched []s
 	if err != nil || s == nil {
 		return nil, err != nil, err
 	}
-	e.heads[name] = *s
+	d.heads[name] = *s
 	return []string{name}, true, nil
 }
 
 // appendPipelined is step 2. It returns the stream row as committed, or nil (and
 // nothing committed) when the batch needs the general path.
-func (e *Engine) appendPipelined(ctx context.Context, pc *pgx.Conn, name string, reqs []*appendReq) (*stream, error) {
+func (d *postgresDialect) appendPipelined(ctx context.Context, pc *pgx.Conn, name string, reqs []*appendReq) (*stream, error) {
 	var b pgx.Batch
 	b.Queue("BEGIN")
 	b.Queue(`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
@@ -107,47 +107,26 @@ func (e *Engine) appendPipelined(ctx context.Context, pc *pgx.Conn, name string,
 	if err != nil && !missing {
 		return nil, err
 	}
-	rows, trimNeeded := e.assignIDs(s, reqs)
+	rows, trimNeeded := assignIDs(s, reqs, d.cfg.Now().UnixMilli())
 	if missing || trimNeeded || len(rows) == 0 {
 		_, err := pc.Exec(ctx, "ROLLBACK")
 		return nil, err
 	}
-	q, args := e.insertAndSaveSQL(rows, s)
+	q, args := d.insertAndSaveSQL(rows, s)
 	b = pgx.Batch{}
 	b.Queue(q, args...)
 	b.Queue("COMMIT")
 	return s, pc.SendBatch(ctx, &b).Close()
 }
 
-// assignIDs is applyAdds' id loop for one stream, without a transaction: it fills each
-// request's results, advances s and returns the rows to insert, or trimNeeded when an
-// XADD's trim would remove entries (the general path then does it).
-func (e *Engine) assignIDs(s *stream, reqs []*appendReq) (rows []pendingRow, trimNeeded bool) {
-	now := e.nowMs()
-	for _, r := range reqs {
-		r.res = make([]AddResult, len(r.adds))
-		for i, a := range r.adds {
-			row, ok := s.add(r, i, now)
-			if !ok {
-				continue
-			}
-			rows = append(rows, row)
-			if a.Trim != nil && trimDue(s, a.Trim) {
-				return nil, true
-			}
-		}
-	}
-	return rows, false
-}
-
 // guardedAppendSQL is step 1's statement: the UPDATE of the stream row from old to s,
 // only if the row still equals old, and the entries' INSERT only if that UPDATE
 // matched. It returns one row (the NOTIFY's) when it wrote, none when it did not.
-func (e *Engine) guardedAppendSQL(rows []pendingRow, old, s *stream) (string, []any) {
+func (d *postgresDialect) guardedAppendSQL(rows []pendingRow, old, s *stream) (string, []any) {
 	var b strings.Builder
 	args := make([]any, 0, 4*len(rows)+19)
 	args = append(args, s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid,
-		old.last.Ms, old.last.Seq, old.first.Ms, old.first.Seq, old.maxDel.Ms, old.maxDel.Seq, old.length, old.added, e.notifyChannel())
+		old.last.Ms, old.last.Seq, old.first.Ms, old.first.Seq, old.maxDel.Ms, old.maxDel.Seq, old.length, old.added, d.channel)
 	b.WriteString(`WITH u AS (UPDATE kdb_streams SET last_ms = $1, last_seq = $2, first_ms = $3, first_seq = $4,
 		maxdel_ms = $5, maxdel_seq = $6, length = $7, entries_added = $8 WHERE id = $9
 		AND last_ms = $10 AND last_seq = $11 AND first_ms = $12 AND first_seq = $13
@@ -163,5 +142,26 @@ func (e *Engine) guardedAppendSQL(rows []pendingRow, old, s *stream) (string, []
 	}
 	b.WriteString(`) v WHERE EXISTS (SELECT 1 FROM u))
 	SELECT name, pg_notify($18, name) FROM u`)
+	return b.String(), args
+}
+
+// insertAndSaveSQL is appendRows' one statement: the entries' INSERT, the stream row's
+// UPDATE and the NOTIFY.
+func (d *postgresDialect) insertAndSaveSQL(rows []pendingRow, s *stream) (string, []any) {
+	var b strings.Builder
+	b.WriteString(`WITH ins AS (INSERT INTO kdb_entries (sid, ms, seq, fields) VALUES `)
+	args := make([]any, 0, 4*len(rows)+10)
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "($%d,$%d,$%d,$%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
+		args = append(args, r.sid, r.id.Ms, r.id.Seq, r.fields)
+	}
+	n := len(args)
+	fmt.Fprintf(&b, `), u AS (UPDATE kdb_streams SET last_ms = $%d, last_seq = $%d, first_ms = $%d, first_seq = $%d,
+		maxdel_ms = $%d, maxdel_seq = $%d, length = $%d, entries_added = $%d WHERE id = $%d RETURNING name)
+		SELECT pg_notify($%d, name) FROM u`, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10)
+	args = append(args, s.last.Ms, s.last.Seq, s.first.Ms, s.first.Seq, s.maxDel.Ms, s.maxDel.Seq, s.length, s.added, s.sid, d.channel)
 	return b.String(), args
 }
