@@ -229,15 +229,17 @@ func NewJWTVerifier(ctx context.Context, cfg JWTConfig) (*JWTVerifier, error) {
 		cancel()
 		return nil, hub.Wrap(hub.Internal, err)
 	}
-	parser := jwt.NewParser(
+	v := &JWTVerifier{cfg: cfg, kf: kf, cancel: cancel, now: time.Now, cache: map[[32]byte]jwtCacheEntry{}}
+	v.parser = jwt.NewParser(
 		jwt.WithValidMethods(cfg.Algorithms),
 		jwt.WithIssuer(cfg.Issuer),
 		jwt.WithAudience(cfg.Audience),
 		jwt.WithLeeway(cfg.ClockSkew),
 		jwt.WithExpirationRequired(), // a token without exp would never expire
 		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(func() time.Time { return v.now() }), // one clock for the library and the cache
 	)
-	return &JWTVerifier{cfg: cfg, kf: kf, parser: parser, cancel: cancel, now: time.Now, cache: map[[32]byte]jwtCacheEntry{}}, nil
+	return v, nil
 }
 
 // Close stops the background refresh.
