@@ -252,12 +252,13 @@ func (v *JWTVerifier) Close() error {
 // iss, aud, exp (required), nbf and iat within the clock skew, and a non-empty tenant
 // claim. Every failure is Unauthenticated, naming what failed.
 func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, error) {
-	if _, err := parseJWTHeader(token, v.cfg.Algorithms); err != nil {
-		return Principal{}, err
+	if len(token) > MaxCredentialLen {
+		return Principal{}, badJWT("too long")
 	}
 	now := v.now()
 	var sum [32]byte
 	if v.cfg.CacheTTL > 0 {
+		// A hit is the exact token string that passed every check below before.
 		sum = sha256.Sum256([]byte(token))
 		v.mu.Lock()
 		e, ok := v.cache[sum]
@@ -265,6 +266,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (Principal, erro
 		if ok && now.Before(e.until) {
 			return e.p, nil
 		}
+	}
+	if _, err := parseJWTHeader(token, v.cfg.Algorithms); err != nil {
+		return Principal{}, err
 	}
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.kf.KeyfuncCtx(ctx)); err != nil {
