@@ -193,8 +193,9 @@ func FuzzDecrypt(f *testing.F) {
 			return
 		}
 		if err == nil {
-			// Only what the ring encrypted for this context authenticates.
-			if v != ct || ctx != "ep_1" || pt != "whsec_x" {
+			// Only what the ring encrypted for this context authenticates (the seed,
+			// made in each fuzzing process with its own nonce, under a fixed key).
+			if ctx != "ep_1" || pt != "whsec_x" {
 				t.Fatalf("decrypted %q (%q) to %q", v, ctx, pt)
 			}
 			return
