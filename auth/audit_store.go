@@ -66,6 +66,15 @@ type AuditQuery struct {
 	Before string
 }
 
+// ScopedTo returns q limited to what p may see: a tenant-scoped principal gets its own
+// tenant's records whatever q asked for; an operator's query is unchanged.
+func (q AuditQuery) ScopedTo(p Principal) AuditQuery {
+	if !p.Operator() {
+		q.Tenant = p.Tenant
+	}
+	return q
+}
+
 // List returns matching records newest first and the cursor of the next (older) page,
 // "" after the last.
 func (s *AuditStore) List(ctx context.Context, q AuditQuery) ([]AuditRecord, string, error) {

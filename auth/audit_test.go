@@ -139,6 +139,10 @@ func TestSEC_Audit(t *testing.T) {
 					t.Errorf("%s: %d records (%v), want %d", name, len(recs), err, q.want)
 				}
 			}
+			scoped := AuditQuery{Tenant: "b"}.ScopedTo(Principal{Kind: KindLink, ID: "l", Tenant: "a"})
+			if recs, _, _ := log.Store.List(ctx, scoped); len(recs) != len(want) {
+				t.Fatalf("a tenant asking for another tenant's records gets its own: %d", len(recs))
+			}
 			if _, _, err := log.Store.List(ctx, AuditQuery{Before: "x' OR 1=1 --"}); hub.Code(err) != hub.InvalidArgument {
 				t.Fatalf("bad cursor: %v", err)
 			}

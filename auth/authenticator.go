@@ -37,6 +37,9 @@ type Authenticator struct {
 
 	// AllowLoopback: a request with no credential from a loopback address is an
 	// operator (KindLoopback). For listeners bound to loopback without configured auth.
+	// A request carrying a proxy header (Forwarded, X-Forwarded-For, X-Real-IP) is not
+	// trusted this way: behind a reverse proxy on the same host every client would
+	// otherwise look like loopback.
 	AllowLoopback bool
 }
 
@@ -53,7 +56,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, error) {
 			return a.Links.Verify(r.Context(), l)
 		}
 	}
-	if !hasHeader && a.AllowLoopback && loopbackRemote(r.RemoteAddr) {
+	if !hasHeader && a.AllowLoopback && loopbackRemote(r.RemoteAddr) && !proxied(r) {
 		return Principal{Kind: KindLoopback, ID: "loopback", Scopes: AllScopes}, nil
 	}
 	tok, err := RequestBearer(r)
@@ -98,6 +101,11 @@ func (a *Authenticator) Middleware(realm string, skip ...string) func(http.Handl
 			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), p)))
 		})
 	}
+}
+
+// proxied reports whether r came through a proxy that said so.
+func proxied(r *http.Request) bool {
+	return r.Header.Get("Forwarded") != "" || r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("X-Real-Ip") != ""
 }
 
 // loopbackRemote reports whether a RemoteAddr is a loopback address.

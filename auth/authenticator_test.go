@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/problem"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
@@ -200,5 +201,24 @@ func TestSEC_AdminAuth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A reverse proxy on the same host makes every client look like loopback: a request
+// that says it was forwarded is never trusted as a loopback operator.
+func TestSEC_LoopbackBehindAProxy(t *testing.T) {
+	t.Parallel()
+	a := &Authenticator{AllowLoopback: true}
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-IP"} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "127.0.0.1:4000"
+		r.Header.Set(h, "203.0.113.7")
+		_, err := a.Authenticate(r)
+		wantCode(t, err, hub.Unauthenticated)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "127.0.0.1:4000"
+	if p, err := a.Authenticate(r); err != nil || p.Kind != KindLoopback || !p.Operator() {
+		t.Fatalf("%+v %v", p, err)
 	}
 }

@@ -287,6 +287,22 @@ type ListKeysParams struct {
 	After string
 }
 
+// ScopedTo returns p limited to what pr may see (see AuditQuery.ScopedTo).
+func (p ListKeysParams) ScopedTo(pr Principal) ListKeysParams {
+	if !pr.Operator() {
+		p.Tenant = pr.Tenant
+	}
+	return p
+}
+
+// ScopedTo returns r limited to pr's tenant: another tenant's key is then NotFound.
+func (r KeyRef) ScopedTo(pr Principal) KeyRef {
+	if !pr.Operator() {
+		r.Tenant = pr.Tenant
+	}
+	return r
+}
+
 // List returns keys in creation order and the cursor of the next page ("" after the
 // last).
 func (s *KeyStore) List(ctx context.Context, p ListKeysParams) ([]*APIKey, string, error) {

@@ -122,7 +122,14 @@ func TestSEC_KeyStore(t *testing.T) {
 			if err != nil || len(list) != 1 || list[0].ID != a.ID {
 				t.Fatalf("tenant a lists %v (%v)", list, err)
 			}
-			all, _, _ := bd.store.List(ctx, ListKeysParams{})
+			tenantB := Principal{Kind: KindLink, ID: "l", Tenant: "b"}
+			if _, err := bd.store.Get(ctx, KeyRef{ID: a.ID}.ScopedTo(tenantB)); hub.Code(err) != hub.NotFound {
+				t.Fatalf("KeyRef.ScopedTo: %v", err)
+			}
+			if l, _, _ := bd.store.List(ctx, ListKeysParams{Tenant: "a"}.ScopedTo(tenantB)); len(l) != 1 || l[0].ID != bk.ID {
+				t.Fatalf("ListKeysParams.ScopedTo: %v", l)
+			}
+			all, _, _ := bd.store.List(ctx, ListKeysParams{}.ScopedTo(Principal{Kind: KindAdminToken, ID: "op"}))
 			if len(all) != 2 {
 				t.Fatalf("operator lists %d keys, want 2", len(all))
 			}

@@ -63,10 +63,11 @@ func (s *KeyStore) cached(ctx context.Context, id string) (*APIKey, error) {
 			return e.key, nil
 		}
 	}
-	if !s.lookups.Allow() {
-		return nil, &RateLimitError{Msg: "auth: too many API key lookups; retry shortly", RetryAfter: time.Second}
-	}
 	v, err, _ := s.group.Do(id, func() (any, error) {
+		// One token per query, not per caller: concurrent misses of an id share both.
+		if !s.lookups.Allow() {
+			return nil, &RateLimitError{Msg: "auth: too many API key lookups; retry shortly", RetryAfter: time.Second}
+		}
 		// A fresh context: the query serves every waiter, not only the first caller.
 		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

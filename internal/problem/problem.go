@@ -90,22 +90,26 @@ type Anchorer interface{ ProblemAnchor() string }
 type Statuser interface{ ProblemStatus() int }
 
 // FromError builds the problem for err: the status from its hub code (or its
-// ProblemStatus), the message as detail (internal errors get a generic one, so no
-// server detail leaks), and the field and anchor when err carries them.
+// ProblemStatus), the message as detail, and the field and anchor when err carries
+// them. A server-side error (5xx) without an anchor gets a generic detail: its message
+// may name a database host or a driver error, which is no business of the caller.
 func FromError(err error) Problem {
 	status := Status(hub.Code(err))
 	var st Statuser
 	if errors.As(err, &st) {
 		status = st.ProblemStatus()
 	}
-	detail := err.Error()
-	if status >= 500 && status != http.StatusServiceUnavailable {
-		detail = "internal error"
-	}
 	var anchor string
 	var a Anchorer
 	if errors.As(err, &a) {
 		anchor = a.ProblemAnchor()
+	}
+	detail := err.Error()
+	if status >= 500 && anchor == "" {
+		detail = "internal error"
+		if status == http.StatusServiceUnavailable {
+			detail = "temporarily unavailable; retry later"
+		}
 	}
 	p := New(status, anchor, detail)
 	var f Fielder

@@ -41,6 +41,10 @@ func TestSEC_ProblemFromError(t *testing.T) {
 	if internal.Status != 500 || internal.Detail != "internal error" || internal.Type != "about:blank" {
 		t.Fatalf("an internal error leaks its message: %+v", internal)
 	}
+	down := FromError(hub.Errorf(hub.Unavailable, "auth: get key: dial tcp 10.0.0.5:5432: connection refused"))
+	if down.Status != 503 || down.Detail != "temporarily unavailable; retry later" {
+		t.Fatalf("an unavailable database leaks its address: %+v", down)
+	}
 	rec := httptest.NewRecorder()
 	WriteError(rec, hub.Errorf(hub.NotFound, "endpoint ep_1 not found"))
 	var got Problem
