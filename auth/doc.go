@@ -7,11 +7,11 @@
 // One job per file:
 //
 //   - principal.go: Principal, scopes, the tenant and event checks, context helpers.
-//   - apikey_format.go, keystore.go, keyverify.go: publisher API keys
+//   - apikey_format.go, keystore.go, keystore_ops.go, keyverify.go: publisher API keys
 //     (ehk_<id>_<secret>), stored as SHA-256 hashes in SQL, verified through a cache
 //     whose staleness bound is KeyStoreConfig.CacheTTL.
-//   - jwt.go, jwt_header.go: bearer JWTs from an identity provider, verified against
-//     its JWKS.
+//   - jwt_config.go, jwt.go, jwt_header.go: bearer JWTs from an identity provider,
+//     verified against its JWKS.
 //   - admintoken.go: the operator's (and tenant-scoped) admin tokens from env and file.
 //   - link.go: signed, expiring, tenant-scoped link tokens (ehl_...) the hub issues.
 //   - bearer.go, authenticator.go: the Authorization header and the request →
@@ -21,6 +21,7 @@
 //     bound, server header limits.
 //   - audit.go, audit_store.go: the audit trail, as slog records and SQL rows.
 //   - tls.go: certificate files reloaded without restart.
+//   - errors.go, sql.go: the typed errors and WriteError; the shared SQL helpers.
 //
 // Errors classify through hub.Code: Unauthenticated (401), PermissionDenied (403),
 // ResourceExhausted (429, with Retry-After), InvalidArgument with status 415 for a media
