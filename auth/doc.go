@@ -6,7 +6,7 @@
 //
 // One job per file:
 //
-//   - principal.go: Principal, scopes, the tenant and event checks, context helpers.
+//   - principal.go: Principal, scopes, the tenant and event checks, the context accessors.
 //   - apikey_format.go, keystore.go, keystore_ops.go, keyverify.go: publisher API keys
 //     (ehk_<id>_<secret>), stored as SHA-256 hashes in SQL, verified through a cache
 //     whose staleness bound is KeyStoreConfig.CacheTTL.
@@ -21,7 +21,7 @@
 //     bound, server header limits.
 //   - audit.go, audit_store.go: the audit trail, as slog records and SQL rows.
 //   - tls.go: certificate files reloaded without restart.
-//   - errors.go, sql.go: the typed errors and WriteError; the shared SQL helpers.
+//   - errors.go, sql.go: the typed errors and WriteError; the shared SQL code.
 //
 // Errors classify through hub.Code: Unauthenticated (401), PermissionDenied (403),
 // ResourceExhausted (429, with Retry-After), InvalidArgument with status 415 for a media
