@@ -25,6 +25,10 @@ const (
 	Internal           ErrorCode = 13
 	Unavailable        ErrorCode = 14
 	Canceled           ErrorCode = 1
+	// Unauthenticated: the request carries no valid credentials (a missing, unknown,
+	// revoked or expired key or token). PermissionDenied is for a known caller who may
+	// not do this; HTTP layers answer 401 and 403 respectively.
+	Unauthenticated ErrorCode = 16
 )
 
 var codeNames = map[ErrorCode]string{
@@ -32,6 +36,7 @@ var codeNames = map[ErrorCode]string{
 	NotFound: "NotFound", AlreadyExists: "AlreadyExists", PermissionDenied: "PermissionDenied",
 	ResourceExhausted: "ResourceExhausted", FailedPrecondition: "FailedPrecondition",
 	Internal: "Internal", Unavailable: "Unavailable", Canceled: "Canceled",
+	Unauthenticated: "Unauthenticated",
 }
 
 func (c ErrorCode) String() string {
@@ -54,6 +59,7 @@ var (
 	ErrInternal           = &Error{Code: Internal}
 	ErrUnavailable        = &Error{Code: Unavailable}
 	ErrCanceled           = &Error{Code: Canceled}
+	ErrUnauthenticated    = &Error{Code: Unauthenticated}
 )
 
 // Error is an error with a code. Transports wrap native errors in it through their

@@ -38,6 +38,8 @@ func TestErrorCode(t *testing.T) {
 		{"WrappedCoder", fmt.Errorf("schema: %w", coded{8}), ResourceExhausted, true},
 		{"Internal", Errorf(Internal, "bug"), Internal, true},
 		{"AlreadyExists", Errorf(AlreadyExists, "dup"), AlreadyExists, false},
+		{"Unauthenticated", Errorf(Unauthenticated, "no key"), Unauthenticated, false},
+		{"UnauthenticatedSentinel", ErrUnauthenticated, Unauthenticated, false},
 	}
 	for _, c := range cases {
 		if got := Code(c.err); got != c.want {
@@ -64,6 +66,10 @@ func TestErrorCode(t *testing.T) {
 	t.Run("Names", func(t *testing.T) {
 		if Unavailable.String() != "Unavailable" || ErrorCode(99).String() != "ErrorCode(99)" {
 			t.Fatalf("names: %s %s", Unavailable, ErrorCode(99))
+		}
+		// The numbers are gRPC's and never change: clients may have stored them.
+		if Unauthenticated != 16 || Unauthenticated.String() != "Unauthenticated" {
+			t.Fatalf("Unauthenticated = %d %s, want 16 Unauthenticated", int(Unauthenticated), Unauthenticated)
 		}
 	})
 }

@@ -1,0 +1,82 @@
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/koder/eventhub/hub"
+)
+
+// The package's tables (API keys, the audit trail) live in the ledger's database: pass
+// ledger.(*Ledger).DB(), which on PostgreSQL is a pgx stdlib pool whose search_path is
+// the ledger's schema and on SQLite the ledger's single-connection modernc file. Like the
+// webhook transport's tables, the SQL is the portable subset both run unchanged through
+// database/sql: $N placeholders, TEXT and BIGINT columns, times as unix microseconds
+// (0 = unset), CREATE ... IF NOT EXISTS.
+
+// migrate runs ddl idempotently. Two processes creating the same table at once on
+// PostgreSQL can collide on the catalog (a unique violation on pg_type); the second try
+// sees the table.
+func migrate(ctx context.Context, db *sql.DB, op string, ddl []string) error {
+	for _, q := range ddl {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			if _, err2 := db.ExecContext(ctx, q); err2 != nil {
+				return dbErr(op, err)
+			}
+		}
+	}
+	return nil
+}
+
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+// dbErr classifies a database error: no rows is NotFound, a cancelled context passes
+// through, the rest is Unavailable (retryable: the database is down or busy).
+func dbErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return hub.Errorf(hub.NotFound, "auth: %s: not found", op)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return hub.Errorf(hub.Unavailable, "auth: %s: %w", op, err)
+}
+
+// maxTenantLen bounds tenant ids stored by the package.
+const maxTenantLen = 200
+
+// checkTenant validates a tenant id given to a store: non-empty, bounded, printable.
+func checkTenant(field, tenant string) error {
+	if tenant == "" {
+		return hub.Errorf(hub.InvalidArgument, "auth: %s is required", field)
+	}
+	return checkText(field, tenant, maxTenantLen)
+}
+
+func checkText(field, s string, limit int) error {
+	if len(s) > limit {
+		return hub.Errorf(hub.InvalidArgument, "auth: %s: longer than %d bytes", field, limit)
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }) >= 0 {
+		return hub.Errorf(hub.InvalidArgument, "auth: %s: control or invalid characters", field)
+	}
+	return nil
+}
