@@ -3,6 +3,12 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
+# golangci-lint, pinned; `go run` builds it once into the Go build cache (a few minutes on
+# a new machine, instant after). An installed golangci-lint of the same version is used as is.
+GOLANGCI_VERSION ?= v2.15.0
+GOLANGCI  ?= $(shell v=$$(golangci-lint --version 2>/dev/null | grep -o 'version [0-9.]*' | cut -d' ' -f2); \
+	if [ "v$$v" = "$(GOLANGCI_VERSION)" ]; then echo golangci-lint; \
+	else echo "$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)"; fi)
 FUZZTIME  ?= 30s
 
 .PHONY: run test test-unit test-fault lint bench fuzz
@@ -23,11 +29,14 @@ test-unit:
 test-fault:
 	$(GO) test -race -count=1 -timeout 8m -tags fault -run '^TestFault' ./transports/rabbitmq/
 
+## lint: go vet, gofmt, then golangci-lint with .golangci.yaml (errcheck, staticcheck,
+## unused, misspell, errorlint, depguard's layering rules, ...)
 lint:
 	$(GO) vet ./...
 	$(GO) vet -tags fault ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GOLANGCI) run ./...
 
 ## bench: every comparison benchmark, medians of BENCHCOUNT runs, printed as hub-vs-baseline ratios
 bench:

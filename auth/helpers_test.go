@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -62,5 +61,3 @@ func must[T any](t testing.TB) func(T, error) T {
 		return v
 	}
 }
-
-var errBoom = errors.New("boom")

@@ -81,7 +81,7 @@ func Wrap(code ErrorCode, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || err == io.EOF {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) {
 		return err
 	}
 	return &Error{Code: code, Msg: err.Error(), Err: err}

@@ -82,7 +82,7 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 			switch {
 			case err == nil:
 				h.emitted(ctx, r, ev)
-			case err == errQueueFull:
+			case errors.Is(err, errQueueFull):
 				h.transportFailed(r, []*cloudevent.Event{ev},
 					Errorf(ResourceExhausted, "hub: route %q queue full (%d events)", r.cfg.name, r.cfg.queueSize), 0, OutcomeDropped)
 			default:

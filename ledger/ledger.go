@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -77,8 +78,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		err = l.openSQLite(ctx, target)
 	}
 	if err != nil {
-		l.closeDB()
-		return nil, err
+		return nil, errors.Join(err, l.closeDB())
 	}
 	return l, nil
 }

@@ -231,7 +231,9 @@ func (l *Ledger) rejoin(ctx context.Context) {
 	l.mu.Lock()
 	if !l.started || l.work != nil {
 		l.mu.Unlock()
-		l.stopIncarnation(context.Background(), w)
+		if err := l.stopIncarnation(context.Background(), w); err != nil {
+			l.cfg.Logger.Warn("ledger: stopping a client started during shutdown", slog.String("error", err.Error()))
+		}
 		return
 	}
 	for name, q := range l.queues { // added while the new client was starting
@@ -279,7 +281,7 @@ func (l *Ledger) stopIncarnation(ctx context.Context, w *incarnation) error {
 		hard, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if herr := w.c.StopAndCancel(hard); herr != nil {
-			return fmt.Errorf("ledger: stop: %w (then: %v)", err, herr)
+			return fmt.Errorf("ledger: stop: %w (then: %w)", err, herr)
 		}
 		return fmt.Errorf("ledger: stop: running jobs cancelled: %w", err)
 	}

@@ -9,6 +9,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"mime"
@@ -238,8 +239,8 @@ func (r *Registry) ValidateData(typ, version, contentType string, data []byte) e
 	if verr == nil {
 		return nil
 	}
-	ve, ok := verr.(*jsonschema.ValidationError)
-	if !ok {
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
 		return fail(verr.Error())
 	}
 	out := &ValidationError{Code: CodeInvalidEventData, Type: typ, Version: e.version}

@@ -24,13 +24,11 @@ type e2eEnv struct {
 	token            string
 	stream, exchange string
 	redis            *redis.Client
-	rabbit           <-chan amqp.Delivery
 	recv             *receiver
 	recvURL          string
 	rabbitMu         sync.Mutex
 	rabbitIDs        map[string]int
 	rabbitDone       chan struct{}
-	closeRabbit      func()
 }
 
 func setupE2E(t *testing.T) *e2eEnv {

@@ -3,7 +3,6 @@ package kdbstream
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,11 +51,6 @@ func openEngine(t testing.TB, driver string) *engine.Engine {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	return e
-}
-
-// testGroup returns an R3-valid group name unique to the test.
-func testGroup(t testing.TB) string {
-	return "test-" + strings.ReplaceAll(testenv.Name(t), "_", "-")
 }
 
 // harness plugs kdbstream into the shared stream contract suite.

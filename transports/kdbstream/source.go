@@ -2,6 +2,7 @@ package kdbstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -170,7 +171,8 @@ func redisCode(err error) hub.ErrorCode {
 	if err == nil {
 		return hub.OK
 	}
-	if rerr, ok := err.(redis.Error); ok {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
 		if msg := rerr.Error(); len(msg) >= 10 && msg[:10] == "ERR no suc" {
 			return hub.NotFound
 		}

@@ -75,7 +75,7 @@ func TestBinding(t *testing.T) {
 		if p.ContentType != ev.DataContentType || string(p.Body) != string(ev.Data) {
 			t.Errorf("content-type %q body %q, want datacontenttype and data", p.ContentType, p.Body)
 		}
-		if err := amqp.Table(p.Headers).Validate(); err != nil {
+		if err := p.Headers.Validate(); err != nil {
 			t.Errorf("headers are not a valid AMQP table: %v", err)
 		}
 	})

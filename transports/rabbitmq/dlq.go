@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func OpenDLQ(ctx context.Context, cfg Config) (*DLQ, error) {
 
 // Close closes the DLQ's connection.
 func (d *DLQ) Close() error {
-	if err := d.conn.Close(); err != nil && err != amqp.ErrClosed {
+	if err := d.conn.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return wrap(err)
 	}
 	return nil

@@ -90,7 +90,7 @@ func wrap(err error) error {
 	if errors.As(err, &he) || errors.As(err, &coder) {
 		return err // already classified
 	}
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return hub.Wrap(hub.Unavailable, errors.New("rabbitmq: connection closed (EOF)"))
 	}
 	return hub.Wrap(classify(err), err)

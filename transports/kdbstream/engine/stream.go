@@ -72,16 +72,6 @@ func (e *Engine) refreshFirst(ctx context.Context, tx *sql.Tx, s *stream) error 
 		Scan(&s.first.Ms, &s.first.Seq)
 }
 
-// entryExists reports whether id is still in the stream.
-func (e *Engine) entryExists(ctx context.Context, tx *sql.Tx, sid int64, id ID) (bool, error) {
-	var one int
-	err := e.queryRow(ctx, tx, `SELECT 1 FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`, sid, id.Ms, id.Seq).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // entryFields returns an entry's fields, or nil, false when it was deleted.
 func (e *Engine) entryFields(ctx context.Context, tx *sql.Tx, sid int64, id ID) ([]string, bool, error) {
 	var b []byte

@@ -31,7 +31,7 @@ func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("log:\n  levle: info\nroutes:\n  - pattern: a\n    to: nowhere\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("log:\n  levle: info\nroutes:\n  - pattern: a\n    to: nowhere\n"), 0o644); err != nil { //nolint:misspell // a misspelt key on purpose: lint must name it
 		t.Fatal(err)
 	}
 
@@ -65,7 +65,7 @@ func TestExitCodes(t *testing.T) {
 		out  string // in stdout or stderr
 	}{
 		{"LintEmbeddedDefaultClean", []string{"lint"}, ExitOK, ""},
-		{"LintProblems", []string{"lint", bad}, ExitInvalid, bad + `:2:3: log.levle: unknown key "levle"`},
+		{"LintProblems", []string{"lint", bad}, ExitInvalid, bad + `:2:3: log.levle: unknown key "levle"`}, //nolint:misspell // the misspelt key of the file above
 		{"LintMissingFile", []string{"lint", filepath.Join(dir, "none.yaml")}, ExitInvalid, "no such file"},
 		{"LintTooManyArgs", []string{"lint", "a", "b"}, ExitUsage, "accepts at most 1 arg"},
 		{"UnknownCommand", []string{"frobnicate"}, ExitUsage, "unknown command"},

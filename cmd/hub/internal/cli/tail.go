@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 	"github.com/koder/eventhub/transports/redisstream"
@@ -167,8 +168,11 @@ func openKDBReader(ctx context.Context, env *Env, target, stream string) (reader
 
 func (k kdbReader) last(ctx context.Context) (string, error) {
 	si, err := k.eng.XInfoStream(ctx, k.stream)
-	if err != nil {
+	if hub.Code(err) == hub.NotFound {
 		return "0-0", nil // no stream yet: everything that comes is new
+	}
+	if err != nil {
+		return "", err
 	}
 	return si.LastGeneratedID.String(), nil
 }

@@ -46,7 +46,7 @@ func (m *WebhookTransport) Provision(pc *registry.ProvisionContext) error {
 // Validate runs the library's checks on the configuration New would use (its defaults
 // applied to a copy by WithDefaults), so lint agrees with New.
 func (m *WebhookTransport) Validate() error {
-	c := m.Config.WithDefaults()
+	c := m.WithDefaults()
 	return c.Validate()
 }
 
