@@ -101,6 +101,9 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 				// Zero fields keep the hub's defaults (WithRetry).
 				ropts = append(ropts, hub.WithRetry(r.Retry.Attempts, r.Retry.Backoff, r.Retry.MaxBackoff))
 			}
+			if r.DefaultSubject != "" {
+				ropts = append(ropts, hub.WithDefaultSubject(r.DefaultSubject))
+			}
 			if err := h.Forward(r.Pattern, t, ropts...); err != nil {
 				return a, fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
 			}

@@ -111,6 +111,9 @@ func (f *File) validate() Problems {
 		default:
 			ps = append(ps, f.Problem(p+".delivery", "unknown delivery %q (direct, outbox)", r.Delivery))
 		}
+		if r.DefaultSubject != strings.TrimSpace(r.DefaultSubject) {
+			ps = append(ps, f.Problem(p+".default_subject", "must not start or end with spaces"))
+		}
 		if r.Retry.Attempts < 0 {
 			ps = append(ps, f.Problem(p+".retry.attempts", "must not be negative"))
 		}
