@@ -74,6 +74,30 @@ func ToEnvelope(ev *Event) ([]byte, error) {
 		}
 		env.Data = ev.Data
 	}
+	md, err := envelopeMetadata(ev, &env.CorrelationID, &env.Version)
+	if err != nil {
+		return nil, err
+	}
+	if ct := ev.DataContentType; ct != "" && ct != ContentTypeJSON {
+		md["datacontenttype"] = ct
+	}
+	if len(md) > 0 {
+		env.Metadata = md
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(env); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// envelopeMetadata maps ev's subject, dataschema and extensions to E1 metadata (see the
+// table above), except correlationid and dataversion when they are strings: those go
+// to *corr and *version, E1's own fields. datacontenttype is the caller's: the JSON
+// envelope leaves application/json implicit, the stream fields do not.
+func envelopeMetadata(ev *Event, corr, version *string) (map[string]any, error) {
 	md := make(map[string]any, len(ev.Extensions)+2)
 	if ev.Subject != "" {
 		md["subject"] = ev.Subject
@@ -81,19 +105,16 @@ func ToEnvelope(ev *Event) ([]byte, error) {
 	if ev.DataSchema != "" {
 		md["dataschema"] = ev.DataSchema
 	}
-	if ct := ev.DataContentType; ct != "" && ct != ContentTypeJSON {
-		md["datacontenttype"] = ct
-	}
 	for name, v := range ev.Extensions {
 		switch name {
 		case ExtCorrelationID:
 			if s, ok := v.(string); ok {
-				env.CorrelationID = s
+				*corr = s
 				continue
 			}
 		case ExtDataVersion:
 			if s, ok := v.(string); ok {
-				env.Version = s
+				*version = s
 				continue
 			}
 		}
@@ -112,16 +133,7 @@ func ToEnvelope(ev *Event) ([]byte, error) {
 			md[key] = s
 		}
 	}
-	if len(md) > 0 {
-		env.Metadata = md
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return md, nil
 }
 
 // EnvelopeOption adjusts FromEnvelope.
@@ -182,13 +194,26 @@ func FromEnvelope(b []byte, opts ...EnvelopeOption) (*Event, error) {
 	setExt(ExtDataVersion, env.Version)
 	setExt(ExtTenantID, o.tenant)
 	setExt(ExtTenantID, env.TenantID)
-	keys := make([]string, 0, len(env.Metadata))
-	for k := range env.Metadata {
+	applyMetadata(ev, env.Metadata, setExt, &p)
+	ev.validate(&p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// applyMetadata maps E1 metadata onto ev (subject, dataschema, datacontenttype and
+// extensions, see the table above), through setExt for extensions, adding a problem
+// for each key or value the mapping refuses. Keys are visited in sorted order, so the
+// problems come out in a stable order.
+func applyMetadata(ev *Event, md map[string]any, setExt func(string, any), p *problems) {
+	keys := make([]string, 0, len(md))
+	for k := range md {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // deterministic problem order
+	sort.Strings(keys)
 	for _, k := range keys {
-		v, msg := metadataValue(env.Metadata[k])
+		v, msg := metadataValue(md[k])
 		if msg != "" {
 			p.add("metadata."+k, msg)
 			continue
@@ -220,11 +245,6 @@ func FromEnvelope(b []byte, opts ...EnvelopeOption) (*Event, error) {
 		}
 		setExt(name, v)
 	}
-	ev.validate(&p)
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	return ev, nil
 }
 
 func metadataValue(v any) (any, string) {

@@ -225,3 +225,78 @@ func ExampleToMessage() {
 	// true user.created 1 attempt:integer
 	// int32
 }
+
+// EncodeFieldsWith never writes an empty R2 field: what the event leaves unset takes a
+// wire default, named in ce_defaulted, and DecodeFields removes it again.
+func ExampleEncodeFieldsWith() {
+	ev := cloudevent.New("urn:koder:identity", "identity.session.swept")
+	ev.ID = "evt_01JV2Q5P3B8M6X4T9K7R2D1C0A"
+	ev.Time = time.Date(2026, 5, 14, 12, 34, 56, 0, time.UTC)
+	ev.SetTenantID("tenant-A") // no subject, no actor, no data
+
+	fields, err := cloudevent.EncodeFieldsWith(ev, cloudevent.FieldDefaults{Subject: "unspecified"})
+	if err != nil {
+		panic(err)
+	}
+	m := map[string]string{}
+	for i := 0; i < len(fields); i += 2 {
+		m[fields[i]] = fields[i+1]
+	}
+	fmt.Println(m["subject_id"], m["actor"], m["data"], m["ce_defaulted"])
+	back, _ := cloudevent.DecodeFields(m, "")
+	fmt.Printf("%q %q %d\n", back.Subject, back.Actor(), len(back.Data))
+
+	_, err = cloudevent.EncodeFields(ev)
+	fmt.Println(err)
+	// Output:
+	// unspecified system {} subject_id,actor,data
+	// "" "" 0
+	// cloudevent: invalid event: subject_id: missing: R2 requires a subject; set the event's subject or configure a default subject
+}
+
+// Seed 001's envelope as stream fields, as products reading events.user expect them.
+func ExampleEncodeEnvelopeFields() {
+	ev := cloudevent.New("identity-platform", "user.created")
+	ev.ID = "evt_01JV2Q5P3B8M6X4T9K7R2D1C0A"
+	ev.Time = time.Date(2024, 1, 15, 10, 30, 0, 0, time.UTC)
+	ev.SetTenantID("tenant-A").SetCorrelationID("req_abc123").SetDataVersion("1.0.0")
+	ev.SetExtension("ip", "192.168.1.1")
+	_ = ev.SetData("", []byte(`{"user_id":"u1","email":"user@acme.com"}`))
+
+	fields, err := cloudevent.EncodeEnvelopeFields(ev, cloudevent.FieldDefaults{})
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < len(fields); i += 2 {
+		fmt.Printf("%s %s\n", fields[i], fields[i+1])
+	}
+	// Output:
+	// event_id evt_01JV2Q5P3B8M6X4T9K7R2D1C0A
+	// correlation_id req_abc123
+	// event_type user.created
+	// version 1.0.0
+	// timestamp 2024-01-15T10:30:00Z
+	// source identity-platform
+	// data {"user_id":"u1","email":"user@acme.com"}
+	// metadata {"datacontenttype":"application/json","ip":"192.168.1.1","tenant_id":"tenant-A"}
+}
+
+// DecodeEnvelopeFields reads an entry a seed 001 product wrote by hand; the tenant,
+// which E1 has no field for, comes from the option when metadata has none.
+func ExampleDecodeEnvelopeFields() {
+	ev, err := cloudevent.DecodeEnvelopeFields(map[string]string{
+		"event_id":       "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+		"correlation_id": "req_abc123",
+		"event_type":     "user.created",
+		"version":        "1.0.0",
+		"timestamp":      "2024-01-15T10:30:00.000Z",
+		"source":         "identity-platform",
+		"data":           `{"user_id":"uuid","email":"user@acme.com"}`,
+		"metadata":       `{"ip":"192.168.1.1","user_agent":"Mozilla/5.0...","request_id":"uuid"}`,
+	}, cloudevent.WithEnvelopeTenant("tenant-A"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ev.Type, ev.TenantID(), ev.CorrelationID(), ev.DataVersion(), ev.Extension("useragent"))
+	// Output: user.created tenant-A req_abc123 1.0.0 Mozilla/5.0...
+}

@@ -65,7 +65,7 @@ func FuzzDecodeFields(f *testing.F) {
 			}
 			return
 		}
-		fields, err := EncodeFields(ev)
+		fields, err := EncodeFieldsWith(ev, FieldDefaults{Subject: "fuzz-subject"})
 		if err != nil {
 			t.Fatalf("a decoded event does not encode: %v", err)
 		}
@@ -143,6 +143,42 @@ func FuzzFromEnvelope(f *testing.F) {
 			t.Fatalf("re-decode of %s: %v", out, err)
 		}
 		if again.ID != ev.ID || again.Type != ev.Type || !again.Time.Equal(ev.Time) || again.CorrelationID() != ev.CorrelationID() {
+			t.Fatalf("second trip changed the event\n got %#v\nwant %#v", again, ev)
+		}
+	})
+}
+
+// FuzzDecodeEnvelopeFields feeds seed 001 stream entries (E1 as fields) to the decoder:
+// any input either fails with a *ValidationError or yields an event that survives
+// EncodeEnvelopeFields and back unchanged.
+func FuzzDecodeEnvelopeFields(f *testing.F) {
+	var seed []string
+	for k, v := range seed001Entry() {
+		seed = append(seed, k, v)
+	}
+	f.Add([]byte(strings.Join(seed, "\x00")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, err := DecodeEnvelopeFields(fuzzFields(b), WithEnvelopeTenant("tenant-a"), WithEnvelopeSource("urn:default"))
+		if err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+				t.Fatalf("error %v (%T) is not a *ValidationError with problems", err, err)
+			}
+			return
+		}
+		fields, err := EncodeEnvelopeFields(ev, FieldDefaults{})
+		if err != nil {
+			t.Fatalf("a decoded entry does not encode: %v", err)
+		}
+		m := make(map[string]string, len(fields)/2)
+		for i := 0; i < len(fields); i += 2 {
+			m[fields[i]] = fields[i+1]
+		}
+		again, err := DecodeEnvelopeFields(m)
+		if err != nil {
+			t.Fatalf("re-decode of %q: %v", fields, err)
+		}
+		if !reflect.DeepEqual(again, ev) {
 			t.Fatalf("second trip changed the event\n got %#v\nwant %#v", again, ev)
 		}
 	})

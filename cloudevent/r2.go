@@ -15,11 +15,11 @@ import (
 const (
 	FieldType       = "type"        // CE type
 	FieldEventID    = "event_id"    // CE id (evt_<ULID>)
-	FieldOccurredAt = "occurred_at" // CE time, RFC 3339 UTC; "" when the event has no time
+	FieldOccurredAt = "occurred_at" // CE time, RFC 3339 UTC (a default when the event has none)
 	FieldTenantID   = "tenant_id"   // extension tenantid
-	FieldSubjectID  = "subject_id"  // CE subject; "" when unset
-	FieldActor      = "actor"       // extension actor; "" when unset
-	FieldData       = "data"        // the payload as JSON text; "" when there is none
+	FieldSubjectID  = "subject_id"  // CE subject (a default when the event has none)
+	FieldActor      = "actor"       // extension actor (a default when the event has none)
+	FieldData       = "data"        // the payload as JSON text ("{}" when there is none)
 
 	FieldSource          = "source"          // CE source; absent in hand-written entries: the stream's default
 	FieldSpecVersion     = "specversion"     // "1.0"
@@ -34,6 +34,10 @@ const (
 	// integer, binary, timestamp, uri, urireference), sorted by name. Their fields hold
 	// the CloudEvents canonical string form; absent when all extensions are strings.
 	FieldTypes = "ce_types"
+	// FieldDefaulted lists the mandatory fields whose value is a wire default, because
+	// the CloudEvent has none (see FieldDefaults): "occurred_at,subject_id,actor,data" or
+	// a part of it, in R2 order. Absent when the event had every value.
+	FieldDefaulted = "ce_defaulted"
 )
 
 // Values of FieldDataEncoding.
@@ -45,41 +49,70 @@ const (
 // r2Fields is the number of fields EncodeFields always writes.
 const r2Fields = 9
 
-// EncodeFields returns the R2 envelope of ev as flat key/value pairs for XADD: the
+// EncodeFields is EncodeFieldsWith(ev, FieldDefaults{}): actor "system" and the
+// current time for events without them, and an error for an event without a subject.
+func EncodeFields(ev *Event) ([]string, error) { return EncodeFieldsWith(ev, FieldDefaults{}) }
+
+// EncodeFieldsWith returns the R2 envelope of ev as flat key/value pairs for XADD: the
 // seven R2 fields first, in R2 order, then source, specversion, datacontenttype and
-// dataschema when set, data_encoding and ce_types when needed, and every other
-// extension as a field of its own (sorted by name) holding its canonical string.
+// dataschema when set, data_encoding and ce_types when needed, every other extension
+// as a field of its own (sorted by name) holding its canonical string, and
+// ce_defaulted when a default filled a mandatory field.
 //
-// EncodeFields validates ev first (the error is a *ValidationError using R2 field
+// No field is ever empty: R2 makes all seven mandatory, and a consumer written from
+// seed 000 dead-letters an entry with an empty one (N2). The CloudEvent attributes R2
+// needs but CloudEvents leaves optional (actor, subject, time, data) take the values
+// of d when the event has none, and ce_defaulted names them, so DecodeFields removes
+// them again and the event survives CE -> fields -> CE unchanged. An event without a
+// subject and no d.Subject is refused: there is no honest default for R2's "primary
+// subject" (the error is a *ValidationError on subject_id).
+//
+// EncodeFieldsWith validates ev first (the error is a *ValidationError using R2 field
 // names), so every entry it writes decodes: a transport called directly, without the
-// hub's validation, still cannot poison a stream. It does no reflection and
-// allocates the slice once.
-func EncodeFields(ev *Event) ([]string, error) {
+// hub's validation, still cannot poison a stream. It does no reflection and allocates
+// the slice once.
+func EncodeFieldsWith(ev *Event, d FieldDefaults) ([]string, error) {
 	if ev == nil {
 		return nil, errors.New("cloudevent: EncodeFields: nil event")
 	}
 	var p problems
 	ev.validate(&p)
+	if ev.Subject == "" && d.Subject == "" {
+		p.add(FieldSubjectID, "missing: R2 requires a subject; set the event's subject or configure a default subject")
+	}
 	if len(p.list) > 0 {
 		renameToR2(&p, 0)
 		return nil, p.err()
 	}
+	var filled defaulted
 	tenant := ev.Extensions[ExtTenantID].(string) // validate checked it
-	actor, _ := FormatValue(ev.Extensions[ExtActor])
 	var occurred string
-	if !ev.Time.IsZero() {
+	if ev.Time.IsZero() {
+		occurred = filled.use(FieldOccurredAt, formatTime(d.time()))
+	} else {
 		occurred = formatTime(ev.Time)
 	}
+	subject := ev.Subject
+	if subject == "" {
+		subject = filled.use(FieldSubjectID, d.Subject)
+	}
+	actor, _ := FormatValue(ev.Extensions[ExtActor])
+	if actor == "" {
+		actor = filled.use(FieldActor, d.actor())
+	}
 	data, enc := encodeData(ev.DataContentType, ev.Data)
+	if data == "" {
+		data = filled.use(FieldData, EmptyData)
+	}
 
-	n := r2Fields + len(ev.Extensions) + 3
+	n := r2Fields + len(ev.Extensions) + 4
 	out := make([]string, 0, 2*n)
 	out = append(out,
 		FieldType, ev.Type,
 		FieldEventID, ev.ID,
 		FieldOccurredAt, occurred,
 		FieldTenantID, tenant,
-		FieldSubjectID, ev.Subject,
+		FieldSubjectID, subject,
 		FieldActor, actor,
 		FieldData, data,
 		FieldSource, ev.Source,
@@ -102,6 +135,9 @@ func EncodeFields(ev *Event) ([]string, error) {
 	}
 	if types := typeList(ev.Extensions); types != "" {
 		out = append(out, FieldTypes, types)
+	}
+	if list := filled.String(); list != "" {
+		out = append(out, FieldDefaulted, list)
 	}
 	return out, nil
 }
@@ -146,37 +182,46 @@ var mandatory = [...]struct {
 
 // DecodeFields rebuilds an event from R2 fields (an XMessage's values, see
 // FieldsFromAny). All seven R2 fields are mandatory (N2): each missing one is a
-// problem naming it. A missing source field means defaultSource (hand-written entries
-// as in R2 have none); other fields whose names are legal extension names become
-// string extensions, typed by ce_types; fields with other names are ignored. The
-// result is validated; the error is a *ValidationError whose fields use R2 names.
-func DecodeFields(values map[string]string, defaultSource string) (*Event, error) {
+// problem naming it, and so is each empty one, since R2 has no "unset" value (entries
+// written by older versions of the hub carry empty actor, subject_id, occurred_at or
+// data: AllowEmptyFields accepts them as unset). The fields ce_defaulted names are
+// wire defaults and are dropped, which gives back the event EncodeFieldsWith was
+// given. A missing source field means defaultSource (hand-written entries as in R2
+// have none); other fields whose names are legal extension names become string
+// extensions, typed by ce_types; fields with other names are ignored. The result is
+// validated; the error is a *ValidationError whose fields use R2 names.
+func DecodeFields(values map[string]string, defaultSource string, opts ...FieldsOption) (*Event, error) {
+	var o fieldsOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var p problems
 	ev := &Event{SpecVersion: SpecVersion, Source: defaultSource}
-	var seen int
-	var occurred, tenant, actor, data, enc, types string
+	var seen, empty int
+	var occurred, tenant, actor, data, enc, types, filled string
 	for k, v := range values {
+		bit := 0
 		switch k {
 		case FieldType:
-			seen |= hasType
+			bit = hasType
 			ev.Type = v
 		case FieldEventID:
-			seen |= hasEventID
+			bit = hasEventID
 			ev.ID = v
 		case FieldOccurredAt:
-			seen |= hasOccurredAt
+			bit = hasOccurredAt
 			occurred = v
 		case FieldTenantID:
-			seen |= hasTenantID
+			bit = hasTenantID
 			tenant = v
 		case FieldSubjectID:
-			seen |= hasSubjectID
+			bit = hasSubjectID
 			ev.Subject = v
 		case FieldActor:
-			seen |= hasActor
+			bit = hasActor
 			actor = v
 		case FieldData:
-			seen |= hasData
+			bit = hasData
 			data = v
 		case FieldSource:
 			if v != "" {
@@ -192,6 +237,8 @@ func DecodeFields(values map[string]string, defaultSource string) (*Event, error
 			enc = v
 		case FieldTypes:
 			types = v
+		case FieldDefaulted:
+			filled = v
 		default:
 			if v != "" && ValidName(k) && !reservedName(k) { // "" is never written: no value
 				if ev.Extensions == nil {
@@ -200,12 +247,34 @@ func DecodeFields(values map[string]string, defaultSource string) (*Event, error
 				ev.Extensions[k] = v
 			}
 		}
+		seen |= bit
+		if v == "" {
+			empty |= bit
+		}
 	}
-	if seen != hasAll {
+	if seen != hasAll || (empty != 0 && !o.allowEmpty) {
 		for _, m := range mandatory {
-			if seen&m.bit == 0 {
+			switch {
+			case seen&m.bit == 0:
 				p.add(m.name, "missing (R2 requires this field)")
+			case empty&m.bit != 0 && !o.allowEmpty:
+				p.add(m.name, "empty (R2 requires a value)")
 			}
+		}
+	}
+	if filled != "" {
+		drop := parseDefaulted(filled, &p)
+		if drop&hasOccurredAt != 0 {
+			occurred = ""
+		}
+		if drop&hasSubjectID != 0 {
+			ev.Subject = ""
+		}
+		if drop&hasActor != 0 {
+			actor = ""
+		}
+		if drop&hasData != 0 {
+			data = ""
 		}
 	}
 	if occurred != "" {
@@ -280,20 +349,20 @@ func decodeData(ev *Event, data, enc string, p *problems) {
 	}
 }
 
+// r2Names are the R2 names of the CloudEvents attributes R2 renames.
+var r2Names = map[string]string{"id": FieldEventID, "time": FieldOccurredAt, "subject": FieldSubjectID, ExtTenantID: FieldTenantID}
+
 // renameToR2 renames the problems from index from on to R2 field names and drops
 // those already reported for the same field (a missing field is also "required").
-func renameToR2(p *problems, from int) {
+func renameToR2(p *problems, from int) { renameProblems(p, from, r2Names) }
+
+// renameProblems renames the problems from index from on by names and drops those
+// already reported (before from) for the same field.
+func renameProblems(p *problems, from int, names map[string]string) {
 	kept := p.list[:from]
 	for _, q := range p.list[from:] {
-		switch q.Field {
-		case "id":
-			q.Field = FieldEventID
-		case "time":
-			q.Field = FieldOccurredAt
-		case "subject":
-			q.Field = FieldSubjectID
-		case ExtTenantID:
-			q.Field = FieldTenantID
+		if n, ok := names[q.Field]; ok {
+			q.Field = n
 		}
 		dup := false
 		for _, r := range kept[:from] {

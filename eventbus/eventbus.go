@@ -53,10 +53,15 @@ type Options struct {
 	Service  string        // events go to koder:events:<Service> (R1)
 	Naming   string        // streams.NamingService or streams.NamingCategory (events.<first word of type>)
 	Stream   string        // one fixed stream for every event
-	MaxLen   int64         // MAXLEN ~ cap (default 100000; negative disables)
-	MinIDAge time.Duration // age-based trimming (E8: 7 days); 0 = off
-	Logger   *slog.Logger
-	Metrics  *hub.StreamMetrics
+	MaxLen   int64         // MAXLEN ~ cap (default 100000, none for per-category streams; negative disables)
+	MinIDAge time.Duration // age trim (default 7 days for per-category streams, E8; off for others)
+	// Encoding, DefaultActor, DefaultSubject: the entry format (streams.Wire): R2
+	// (default) or seed001, and R2's values for events without actor or subject.
+	Encoding       string
+	DefaultActor   string
+	DefaultSubject string
+	Logger         *slog.Logger
+	Metrics        *hub.StreamMetrics
 }
 
 // Bus is an open publisher with the matching consumer and idempotency constructors.
@@ -77,7 +82,8 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		// An empty URL makes redisstream read KODER_REDIS_URL itself (R7).
 		t, err := redisstream.OpenWith(ctx, opts.URL, redisstream.Config{
 			Service: opts.Service, Naming: opts.Naming, Stream: opts.Stream, MaxLen: opts.MaxLen,
-			MinIDAge: opts.MinIDAge, Logger: opts.Logger, Metrics: opts.Metrics,
+			MinIDAge: opts.MinIDAge, Encoding: opts.Encoding, DefaultActor: opts.DefaultActor,
+			DefaultSubject: opts.DefaultSubject, Logger: opts.Logger, Metrics: opts.Metrics,
 		})
 		if err != nil {
 			return nil, err
@@ -93,7 +99,8 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		}
 		t, err := kdbstream.OpenWith(ctx, url, kdbstream.Config{
 			Service: opts.Service, Naming: opts.Naming, Stream: opts.Stream, MaxLen: opts.MaxLen,
-			MinIDAge: opts.MinIDAge, Logger: opts.Logger, Metrics: opts.Metrics,
+			MinIDAge: opts.MinIDAge, Encoding: opts.Encoding, DefaultActor: opts.DefaultActor,
+			DefaultSubject: opts.DefaultSubject, Logger: opts.Logger, Metrics: opts.Metrics,
 		})
 		if err != nil {
 			return nil, err

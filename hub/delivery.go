@@ -19,7 +19,10 @@ type route struct {
 	transport     Transport
 	transportName string
 	cfg           routeConfig
-	queue         chan queued // direct mode only; closed by Hub.Close
+	// requiresSubject: the transport cannot carry an event without a subject
+	// (SubjectRequirer), so Publish refuses those unless cfg.defaultSubject is set.
+	requiresSubject bool
+	queue           chan queued // direct mode only; closed by Hub.Close
 	// space gets a token whenever a sender takes from queue, waking a publisher that
 	// found it full (see Hub.enqueue).
 	space chan struct{}

@@ -168,3 +168,32 @@ func ExampleNewMemoryIdempotencyStore() {
 	fmt.Println(seen)
 	// Output: true
 }
+
+// r2Stream stands for a Redis Streams or kdbstream transport writing R2 entries, whose
+// subject_id is mandatory: it reports it through hub.SubjectRequirer.
+type r2Stream struct{ hub.Transport }
+
+func (r2Stream) RequiresSubject() bool { return true }
+
+// A route to an R2 stream refuses events without a subject at Publish, naming the
+// route, unless it has a default subject for them.
+func ExampleWithDefaultSubject() {
+	h, _ := hub.New()
+	defer h.Close()
+	broker := memtransport.NewBroker()
+	mem, _ := memtransport.New(broker, memtransport.Config{Stream: "koder:events:id"})
+	_ = h.Forward("identity.#", r2Stream{mem}, hub.WithName("bus"))
+
+	ev := cloudevent.New("/identity", "identity.sweep.finished").SetTenantID("tenant-1")
+	fmt.Println(h.Publish(context.Background(), ev))
+
+	h2, _ := hub.New()
+	_ = h2.Forward("identity.#", r2Stream{mem}, hub.WithName("bus"), hub.WithDefaultSubject("tenant"))
+	fmt.Println(h2.Publish(context.Background(), ev))
+	_ = h2.Close() // drains the route
+	fmt.Println(broker.Events("koder:events:id")[0].Subject)
+	// Output:
+	// cloudevent: invalid event: subject: required by route "bus", whose transport cannot carry an event without one (R2: subject_id is mandatory): set the event's subject, or give the route a default subject (WithDefaultSubject; routes[].default_subject in the hub config)
+	// <nil>
+	// tenant
+}

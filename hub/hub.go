@@ -128,6 +128,9 @@ func (h *Hub) Forward(pattern string, t Transport, opts ...RouteOption) error {
 		return Errorf(FailedPrecondition, "hub: route %q: outbox mode needs WithOutbox", cfg.name)
 	}
 	r := &route{hub: h, pattern: p, transport: t, cfg: cfg, transportName: transportName(t, cfg.name)}
+	if sr, ok := t.(SubjectRequirer); ok {
+		r.requiresSubject = sr.RequiresSubject()
+	}
 
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -22,6 +22,11 @@ import (
 // (cloudevent Validate, then the Validator): one invalid event fails the whole call with
 // its validation error (InvalidArgument), and nothing is sent anywhere.
 //
+// An event without a subject is refused the same way (one ValidationError on
+// "subject" naming the route) when a route it matches cannot carry it: its transport
+// is a SubjectRequirer (R2 streams, whose subject_id is mandatory) and the route has no
+// WithDefaultSubject. A route with a default subject delivers its own copy with it.
+//
 // Valid events go, in this order, to
 //  1. the outbox, for routes in OutboxMode, in one Enqueue before Publish returns; its
 //     failure is Publish's failure and nothing else happens (O1);
@@ -52,12 +57,15 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 		return err
 	}
 	routes := *h.routes.Load()
+	if err := checkSubjects(routes, evs); err != nil {
+		return err
+	}
 
 	var items []OutboxItem
 	for _, ev := range evs {
 		for _, r := range routes {
 			if r.cfg.mode == OutboxMode && r.pattern.Match(ev.Type) {
-				items = append(items, OutboxItem{Destination: r.cfg.name, Event: ev})
+				items = append(items, OutboxItem{Destination: r.cfg.name, Event: r.eventFor(ev)})
 			}
 		}
 	}
@@ -78,7 +86,7 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 			if r.cfg.mode != Direct || !r.pattern.Match(ev.Type) {
 				continue
 			}
-			err := h.enqueue(ctx, r, queued{ev: ev, at: at})
+			err := h.enqueue(ctx, r, queued{ev: r.eventFor(ev), at: at})
 			switch {
 			case err == nil:
 				h.emitted(ctx, r, ev)
@@ -117,11 +125,15 @@ func (h *Hub) PublishTx(ctx context.Context, tx any, events ...*cloudevent.Event
 	if err != nil {
 		return err
 	}
+	routes := *h.routes.Load()
+	if err := checkSubjects(routes, evs); err != nil {
+		return err
+	}
 	var items []OutboxItem
 	for _, ev := range evs {
-		for _, r := range *h.routes.Load() {
+		for _, r := range routes {
 			if r.pattern.Match(ev.Type) {
-				items = append(items, OutboxItem{Destination: r.cfg.name, Event: ev})
+				items = append(items, OutboxItem{Destination: r.cfg.name, Event: r.eventFor(ev)})
 			}
 		}
 	}

@@ -52,6 +52,7 @@ type routeConfig struct {
 	concurrency    int
 	queueSize      int
 	dropWhenFull   bool
+	defaultSubject string
 }
 
 func (c *routeConfig) setDefaults(t Transport, index int) {

@@ -81,6 +81,18 @@ type ConsumerConfig struct {
 	// DefaultSource fills the CloudEvents source of entries written without one (a
 	// hand-written R2 entry has none).
 	DefaultSource string `yaml:"default_source"`
+	// Encoding is the entries' format: EncodingR2 (default) or EncodingSeed001. An
+	// entry that does not decode in it is malformed and goes to the DLQ (N2).
+	Encoding string `yaml:"encoding"`
+	// AllowEmptyFields accepts R2 entries whose mandatory fields are present but empty
+	// (actor "", subject_id "", as older versions of the hub wrote them), reading each
+	// as unset. Off by default: R2 makes all seven fields mandatory, so such an entry is
+	// malformed like one missing the field (N2). Turn it on while a stream still holds
+	// entries from before the upgrade.
+	AllowEmptyFields bool `yaml:"allow_empty_fields"`
+	// DefaultTenant is the tenant of seed 001 entries that carry none (E1 has no tenant
+	// field; C1 requires one). Without it such an entry is malformed. Unused for R2.
+	DefaultTenant string `yaml:"default_tenant"`
 	// Transport labels metrics (default: the transport's name, "redisstream" or
 	// "kdbstream").
 	Transport string `yaml:"-"`
@@ -125,6 +137,7 @@ func (c *ConsumerConfig) Validate() error {
 		{"Concurrency", c.Concurrency < 0, fmt.Sprintf("must be positive, got %d", c.Concurrency)},
 		{"DrainTimeout", c.DrainTimeout < 0, fmt.Sprintf("must not be negative, got %s", c.DrainTimeout)},
 		{"IdempotencyTTL", c.IdempotencyTTL < 0, fmt.Sprintf("must not be negative, got %s", c.IdempotencyTTL)},
+		{"Encoding", ValidateEncoding(c.Encoding) != nil, fmt.Sprint(ValidateEncoding(c.Encoding))},
 		{"DLQStream", c.Stream != "" && c.DLQStream == c.Stream, fmt.Sprintf("must differ from Stream %q", c.Stream)},
 	} {
 		if f.invalid {

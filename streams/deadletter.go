@@ -24,24 +24,34 @@ var MetaFields = []string{FieldError, FieldDeliveryCount, FieldSourceStream, Fie
 // operator reading it with XRANGE sees the envelope as it was written.
 var r2Order = []string{"type", "event_id", "occurred_at", "tenant_id", "subject_id", "actor", "data"}
 
+// e1Order is the order of the seed 001 fields, for entries in that encoding (they have
+// no "type" field).
+var e1Order = []string{"event_id", "correlation_id", "event_type", "version", "timestamp", "source", "data", "metadata"}
+
 // shadowPrefix renames an original field that collides with a metadata name (an
 // extension called "error" or "group"); extension names never contain '_', so the
 // renamed field cannot collide with anything else, and SplitDeadLetter restores it.
 const shadowPrefix = "orig_"
 
-// OrderedFields flattens values into key, value pairs: the R2 fields first, in R2
-// order, then the rest sorted by name, so an entry re-written from a map reads like a
-// published one.
+// OrderedFields flattens values into key, value pairs: the envelope's fields first, in
+// their order (R2's, or seed 001's for an entry with event_type and no type), then the
+// rest sorted by name, so an entry re-written from a map reads like a published one.
 func OrderedFields(values map[string]string) []string {
+	order := r2Order
+	if _, r2 := values["type"]; !r2 {
+		if _, e1 := values["event_type"]; e1 {
+			order = e1Order
+		}
+	}
 	out := make([]string, 0, 2*len(values)+2*len(MetaFields))
-	for _, k := range r2Order {
+	for _, k := range order {
 		if v, ok := values[k]; ok {
 			out = append(out, k, v)
 		}
 	}
 	rest := make([]string, 0, len(values))
 	for k := range values {
-		if !slices.Contains(r2Order, k) {
+		if !slices.Contains(order, k) {
 			rest = append(rest, k)
 		}
 	}

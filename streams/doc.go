@@ -9,8 +9,13 @@
 //     dead-letter streams ("<stream>:dlq", E8's "events.dlq") and the reasons an entry
 //     lands there;
 //   - Selection: the publisher's choice among those conventions, validated once;
-//   - EncodeEvent: the per-event step of a Send (stream name plus R2 fields);
-//   - ConsumerConfig: the settings of the R4 consumer loop, one value for both buses;
+//   - Wire: the entry format, R2 (never an empty field: default actor, default subject,
+//     the acceptance time, {} data) or seed 001's envelope (EncodingSeed001), and its
+//     EncodeEvent, the per-event step of a Send (stream name plus fields);
+//   - Retention: each convention's trimming, MAXLEN ~ 100000 for R1 streams (R6) and
+//     7 days by MINID for per-category ones (E8);
+//   - ConsumerConfig: the settings of the R4 consumer loop, one value for both buses,
+//     with Decode for the entry format it reads;
 //   - the URL helpers both openers use: ApplyURLParams, ScrubPassword, Redact.
 //
 // It holds types and pure functions only: no client, no I/O. The consumer loop itself

@@ -1,6 +1,7 @@
 package streams_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -77,4 +78,37 @@ func ExampleScrubPassword() {
 	// Output:
 	// postgres://hub:xxxxx@db.internal/hub
 	// cannot connect to "postgres://hub:xxxxx@db.internal/hub"
+}
+
+// Wire is the entry format both transports write: R2 by default, never an empty field,
+// or seed 001's envelope as fields.
+func ExampleWire() {
+	ev := cloudevent.New("/identity", "user.created").SetTenantID("tenant-A")
+	ev.Data = nil // no subject, no actor, no data
+
+	_, err := streams.Wire{}.Fields(context.Background(), ev)
+	fmt.Println(err)
+
+	w := streams.Wire{DefaultSubject: "unspecified"}
+	fields, _ := w.Fields(context.Background(), ev)
+	fmt.Println(w.RequiresSubject(), fields[8:14], fields[len(fields)-2:])
+
+	e1, _ := streams.Wire{Encoding: streams.EncodingSeed001}.Fields(context.Background(), ev)
+	fmt.Println(e1[0], e1[2], e1[4], e1[6])
+	// Output:
+	// cloudevent: invalid event: subject_id: missing: R2 requires a subject; set the event's subject or configure a default subject
+	// false [subject_id unspecified actor system data {}] [ce_defaulted subject_id,actor,data]
+	// event_id correlation_id event_type version
+}
+
+// Retention is each seed's: R1 streams by length (R6), per-category streams by age (E8).
+func ExampleRetention() {
+	var r streams.Retention // the defaults
+	fmt.Println(r.For("koder:events:id"))
+	fmt.Println(r.For("events.user"))
+	fmt.Println(r.Describe(streams.Selection{Naming: streams.NamingCategory}))
+	// Output:
+	// 100000 0s
+	// 0 168h0m0s
+	// MINID ~ 7 days (E8)
 }

@@ -1,10 +1,9 @@
 package streams
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/hub"
 )
 
 // DefaultMaxLen is the approximate cap both transports' publishers trim each stream to
@@ -13,16 +12,9 @@ import (
 // the slowest group may build, or trim by age (MinIDAge) instead.
 const DefaultMaxLen = 100000
 
-// EncodeEvent names the stream of the i-th event of a batch and encodes its R2 fields,
-// the per-event step of both transports' Send. Errors name transport and the event.
+// EncodeEvent is Wire{}.EncodeEvent without a context: the R2 encoding with its
+// defaults (actor "system", the current time for events without one; an event without
+// a subject is refused).
 func EncodeEvent(transport string, namer Namer, i int, ev *cloudevent.Event) (stream string, fields []string, err error) {
-	stream, err = namer(ev)
-	if err != nil {
-		return "", nil, hub.Wrap(hub.InvalidArgument, err)
-	}
-	fields, err = cloudevent.EncodeFields(ev)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: event %d (%s): %w", transport, i, ev.ID, err)
-	}
-	return stream, fields, nil
+	return Wire{}.EncodeEvent(context.Background(), transport, namer, i, ev)
 }

@@ -171,7 +171,7 @@ func postJSON(url, contentType, token string, body []byte) (int, []byte, error) 
 
 // erasedEvent is a valid identity.user.erased event in structured mode.
 func erasedEvent(id string) []byte {
-	return []byte(`{"specversion":"1.0","id":"` + id + `","source":"/e2e","type":"identity.user.erased","tenantid":"acme",` +
+	return []byte(`{"specversion":"1.0","id":"` + id + `","source":"/e2e","type":"identity.user.erased","subject":"u1","tenantid":"acme",` +
 		`"datacontenttype":"application/json","data":{"erasure_id":"era_` + id + `","user_id":"u1"}}`)
 }
 

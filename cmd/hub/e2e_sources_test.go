@@ -63,6 +63,7 @@ transports:
 routes:
   - pattern: "#"
     to: out
+    default_subject: unspecified  # the RabbitMQ message has no subject; out is R2
 admin:
   listen: %[7]s
 `, redisURL, in, rabbitURL, exchange, queue, out, admin))
@@ -117,7 +118,7 @@ admin:
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	ev := cloudevent.New("/e2e", "identity.user.erased").SetTenantID("acme")
+	ev := cloudevent.New("/e2e", "identity.user.erased").SetTenantID("acme").SetSubject("user:u3")
 	ev.ID = kdbID
 	_ = ev.SetData("application/json", map[string]string{"erasure_id": "era_k", "user_id": "u3"})
 	fields, err := cloudevent.EncodeFields(ev)

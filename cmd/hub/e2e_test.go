@@ -178,8 +178,8 @@ func TestE2E_IngressToEveryTransport(t *testing.T) {
 	msgs, _ := e.redis.XRange(ctxFor(t), e.stream, "-", "+").Result()
 	f := msgs[0].Values
 	for _, k := range []string{"type", "event_id", "occurred_at", "tenant_id", "subject_id", "actor", "data"} {
-		if _, ok := f[k]; !ok {
-			t.Errorf("R2 field %s missing from the entry: %v", k, f)
+		if v, ok := f[k]; !ok || v == "" {
+			t.Errorf("R2 field %s missing or empty in the entry: %v", k, f)
 		}
 	}
 	if f["type"] != "identity.user.erased" || f["tenant_id"] != "acme" || !strings.Contains(f["data"].(string), "era_"+id) {
@@ -205,6 +205,19 @@ func TestE2E_IngressToEveryTransport(t *testing.T) {
 		status, body, _ = postJSON("http://"+e.ingress+"/events", "application/cloudevents+json", "", []byte(bad))
 		if status != http.StatusBadRequest || !strings.Contains(string(body), `"/data/erasure_id"`) {
 			t.Errorf("schema violation: %d %s", status, body)
+		}
+	})
+
+	t.Run("NoSubjectIs400NamingTheRoute", func(t *testing.T) {
+		// The Redis route writes R2 entries, whose subject_id is mandatory (R2), and has
+		// no default_subject: an event without a subject is refused before the 202.
+		bare := strings.Replace(string(erasedEvent("evt_nosubject")), `"subject":"u1",`, "", 1)
+		status, body, err := postJSON("http://"+e.ingress+"/events", "application/cloudevents+json", "", []byte(bare))
+		if err != nil || status != http.StatusBadRequest {
+			t.Fatalf("POST: %d %v %s", status, err, body)
+		}
+		if !strings.Contains(string(body), `"/subject"`) || !strings.Contains(string(body), `redis:identity.#`) {
+			t.Errorf("problem does not name /subject and the route: %s", body)
 		}
 	})
 

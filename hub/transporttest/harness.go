@@ -101,6 +101,7 @@ type check struct {
 
 var checks = []check{
 	{"RoundTrip", TestRoundTrip},
+	{"E4PublishFromHandler", TestE4_PublishFromHandler},
 	{"EmptyBatch", TestEmptyBatch},
 	{"NoRetain", TestSendDoesNotRetainBatch},
 	{"Order", TestOrder},

@@ -124,7 +124,7 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		// it pending would make it come back forever (watermill-redisstream PR #38).
 		return true
 	}
-	typ, eventID := e.Values["type"], e.Values["event_id"]
+	typ, eventID := cfg.EntryIdentity(e.Values)
 	c.mReceived.Inc()
 	if ms, ok := entryMillis(e.ID); ok {
 		c.mLag.Observe(time.Since(time.UnixMilli(ms)).Seconds())
@@ -137,7 +137,7 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 		c.deadLetter(ctx, e, typ, eventID, errText, streams.ReasonMaxDeliveries)
 		return false
 	}
-	ev, err := cloudevent.DecodeFields(e.Values, cfg.DefaultSource)
+	ev, err := cfg.Decode(e.Values)
 	if err != nil {
 		c.deadLetter(ctx, e, typ, eventID, err.Error(), streams.ReasonMalformed)
 		return false
@@ -148,6 +148,10 @@ func (c *Consumer) handle(ctx context.Context, e Entry, h hub.Handler) bool {
 			return false
 		}
 	}
+	// E4, E7, R8: from here on the context carries the event, its tenant, correlation
+	// id and the publisher's span (logs included), so whatever the handler publishes
+	// continues the request chain and the trace.
+	ctx = hub.ContextWithEvent(ctx, ev)
 	debug := cfg.Logger.Enabled(ctx, slog.LevelDebug)
 	if debug {
 		cfg.Logger.DebugContext(ctx, "event_received", "type", typ, "event_id", eventID, "group", cfg.Group, "consumer", cfg.Consumer)

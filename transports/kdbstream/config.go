@@ -33,12 +33,23 @@ type Config struct {
 	Naming string `yaml:"naming"`
 	// Stream sends every event to this one stream (reserved prefix rules apply).
 	Stream string `yaml:"stream"`
-	// MaxLen trims each stream to about this many entries (MAXLEN ~, default 100000);
-	// a negative value disables the cap.
+	// MaxLen trims each stream to about this many entries (MAXLEN ~). Default 100000
+	// (R6) for R1 and other streams, no cap for per-category streams (events.<word>),
+	// which are trimmed by age instead (E8); a negative value disables the cap.
 	MaxLen int64 `yaml:"max_len"`
-	// MinIDAge, when positive, also trims entries older than this (MINID, at most once a
-	// second per stream). Default off.
+	// MinIDAge trims entries older than this (MINID ~, at most once a second per
+	// stream). Default 7 days (streams.RetentionE8) for per-category streams, off for
+	// others.
 	MinIDAge time.Duration `yaml:"min_id_age"`
+	// Encoding is the entry format: streams.EncodingR2 ("r2", the default) or
+	// streams.EncodingSeed001 ("seed001", seed 001's envelope as fields).
+	Encoding string `yaml:"encoding"`
+	// DefaultActor is R2's actor for events without one (default "system").
+	DefaultActor string `yaml:"default_actor"`
+	// DefaultSubject is R2's subject_id for events without a subject. Default none:
+	// such events are refused with InvalidArgument (and by the hub's Publish, naming the
+	// route, unless the route has a default subject).
+	DefaultSubject string `yaml:"default_subject"`
 	// Name labels metrics and logs (default "kdbstream").
 	Name string `yaml:"name"`
 
@@ -52,9 +63,8 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Naming = streams.DefaultNaming(c.Naming, c.Service)
-	if c.MaxLen == 0 {
-		c.MaxLen = DefaultMaxLen
-	}
+	r := c.retention().Resolve(c.selection())
+	c.MaxLen, c.MinIDAge = r.MaxLen, r.MinIDAge
 	if c.Name == "" {
 		c.Name = DefaultName
 	}
@@ -69,10 +79,23 @@ func (c *Config) setDefaults() {
 // Validate reports the first invalid field by name (the rules are the Redis
 // transport's, shared through streams.Selection).
 func (c *Config) Validate() error {
-	return c.selection().Validate("kdbstream")
+	if err := c.selection().Validate("kdbstream"); err != nil {
+		return err
+	}
+	return c.wire().Validate("kdbstream")
 }
 
 // selection hands the naming fields to the code shared with the Redis transport.
 func (c *Config) selection() streams.Selection {
 	return streams.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
+}
+
+// wire hands the entry-format fields to the code shared with the Redis transport.
+func (c *Config) wire() streams.Wire {
+	return streams.Wire{Encoding: c.Encoding, DefaultActor: c.DefaultActor, DefaultSubject: c.DefaultSubject}
+}
+
+// retention hands the trimming fields to the code shared with the Redis transport.
+func (c *Config) retention() streams.Retention {
+	return streams.Retention{MaxLen: c.MaxLen, MinIDAge: c.MinIDAge}
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
+// conformanceSubject is the harness transports' DefaultSubject.
+const conformanceSubject = "transporttest-subject"
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	for _, db := range databases {
@@ -40,7 +43,9 @@ type confHarness struct {
 
 func newConfHarness(t testing.TB, driver string) *confHarness {
 	h := &confHarness{t: t, driver: driver, eng: openEngine(t, driver), stream: "conf." + testenv.Name(t)}
-	tr, err := New(h.eng, Config{Stream: h.stream})
+	// The suite sends events without a subject (MinimalEvent, BinaryEvent): R2 needs
+	// one, so the harness configures the default a deployment would.
+	tr, err := New(h.eng, Config{Stream: h.stream, DefaultSubject: conformanceSubject})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +87,7 @@ func (h *confHarness) Unreachable() hub.Transport {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	tr, err := New(eng, Config{Stream: h.stream})
+	tr, err := New(eng, Config{Stream: h.stream, DefaultSubject: conformanceSubject})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -34,3 +34,11 @@ func TestR4_RestartRereadsOwnPending(t *testing.T) {
 }
 func TestR4_ClaimFromDeadConsumer(t *testing.T) { runContract(t, streamtest.ClaimFromDeadConsumer) }
 func TestR4_CloseDrains(t *testing.T)           { runContract(t, streamtest.CloseDrains) }
+
+// The wire contract: R2 never empty, seed 001's encoding, E4 through the consumer.
+
+func TestE4_PublishFromHandler(t *testing.T)  { runContract(t, streamtest.E4PublishFromHandler) }
+func TestR2_NeverEmpty(t *testing.T)          { runContract(t, streamtest.R2NeverEmpty) }
+func TestR2_EmptyFieldMalformed(t *testing.T) { runContract(t, streamtest.R2EmptyFieldMalformed) }
+func TestE1_Seed001RoundTrip(t *testing.T)    { runContract(t, streamtest.E1Seed001RoundTrip) }
+func TestE1_HandWrittenEntry(t *testing.T)    { runContract(t, streamtest.E1HandWrittenEntry) }

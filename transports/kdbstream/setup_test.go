@@ -11,6 +11,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
@@ -64,6 +65,15 @@ func harness(t *testing.T, driver string) streamtest.Harness {
 		},
 		Publisher: func(t *testing.T, stream string) hub.Transport {
 			tr, err := New(e, Config{Stream: stream, Logger: testenv.Logger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tr.Close() })
+			return tr
+		},
+		PublisherWire: func(t *testing.T, stream string, w streams.Wire) hub.Transport {
+			tr, err := New(e, Config{Stream: stream, Encoding: w.Encoding, DefaultActor: w.DefaultActor,
+				DefaultSubject: w.DefaultSubject, Logger: testenv.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,6 +31,8 @@ type Transport struct {
 	owned  bool
 	cfg    Config
 	namer  streams.Namer
+	wire   streams.Wire
+	ret    streams.Retention
 	closed atomic.Bool
 	once   sync.Once
 	err    error
@@ -48,7 +50,8 @@ func New(eng *engine.Engine, cfg Config) (*Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Transport{eng: eng, cfg: cfg, namer: cfg.selection().Resolve(), lastTrim: map[string]time.Time{}}, nil
+	return &Transport{eng: eng, cfg: cfg, namer: cfg.selection().Resolve(), wire: cfg.wire(), ret: cfg.retention(),
+		lastTrim: map[string]time.Time{}}, nil
 }
 
 // Name labels the transport in metrics, logs and failure events.
@@ -66,8 +69,11 @@ func (t *Transport) Health(ctx context.Context) error {
 	return classify(t.eng.DB().PingContext(ctx))
 }
 
-// Send appends each event to its stream with the R2 fields and MAXLEN ~ trimming, in
-// one transaction shared with concurrent Sends.
+// Send appends each event to its stream in the configured encoding (R2 by default,
+// never an empty field: see streams.Wire) with the stream's trimming (MAXLEN ~ for R1
+// streams, MINID 7 days for per-category ones: streams.Retention), in one transaction
+// shared with concurrent Sends. An event without a subject fails with InvalidArgument
+// when R2 needs one and no DefaultSubject is configured.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if t.closed.Load() {
 		return hub.Errorf(hub.FailedPrecondition, "kdbstream: transport %q is closed", t.cfg.Name)
@@ -79,19 +85,20 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		return nil
 	}
 	adds := make([]engine.Add, len(batch))
-	var trim *engine.Trim
-	if t.cfg.MaxLen > 0 {
-		trim = &engine.Trim{Approx: true, MaxLen: t.cfg.MaxLen, Limit: -1}
-	}
+	aged := false
 	for i, ev := range batch {
-		stream, fields, err := streams.EncodeEvent("kdbstream", t.namer, i, ev)
+		stream, fields, err := t.wire.EncodeEvent(ctx, "kdbstream", t.namer, i, ev)
 		if err != nil {
 			return err
 		}
 		adds[i] = engine.Add{Stream: stream, Values: fields}
+	}
+	for i := range adds {
+		maxLen, age := t.ret.For(adds[i].Stream)
+		aged = aged || age > 0
 		// One trim per stream per batch is enough for "~": it may trim less, never more.
-		if i == len(batch)-1 || adds[i].Stream != streamOf(t.namer, batch[i+1]) {
-			adds[i].Trim = trim
+		if maxLen > 0 && (i == len(adds)-1 || adds[i].Stream != adds[i+1].Stream) {
+			adds[i].Trim = &engine.Trim{Approx: true, MaxLen: maxLen, Limit: -1}
 		}
 	}
 	res, err := t.eng.Append(ctx, adds)
@@ -105,31 +112,28 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	}
 	err = classify(err)
 	t.record(ctx, batch, adds, err)
-	if err == nil && t.cfg.MinIDAge > 0 {
+	if err == nil && aged {
 		t.trimByAge(ctx, adds)
 	}
 	return err
 }
 
-func streamOf(n streams.Namer, ev *cloudevent.Event) string {
-	s, _ := n(ev)
-	return s
-}
-
-// trimByAge runs XTRIM MINID ~ <now - MinIDAge> on each stream at most once a second.
+// trimByAge runs XTRIM MINID ~ <now - age> on each stream with an age trim (its own
+// age: streams.Retention.For) at most once a second.
 func (t *Transport) trimByAge(ctx context.Context, adds []engine.Add) {
 	now := time.Now()
-	due := map[string]bool{}
+	due := map[string]time.Duration{}
 	t.trimMu.Lock()
 	for _, a := range adds {
-		if now.Sub(t.lastTrim[a.Stream]) >= minIDTrimInterval {
+		_, age := t.ret.For(a.Stream)
+		if age > 0 && now.Sub(t.lastTrim[a.Stream]) >= minIDTrimInterval {
 			t.lastTrim[a.Stream] = now
-			due[a.Stream] = true
+			due[a.Stream] = age
 		}
 	}
 	t.trimMu.Unlock()
-	min, _ := engine.ParseID(strconv.FormatInt(now.Add(-t.cfg.MinIDAge).UnixMilli(), 10), 0)
-	for s := range due {
+	for s, age := range due {
+		min, _ := engine.ParseID(strconv.FormatInt(now.Add(-age).UnixMilli(), 10), 0)
 		if _, err := t.eng.XTrim(ctx, s, engine.Trim{MinID: true, Approx: true, Min: min, Limit: -1}); err != nil {
 			t.cfg.Logger.WarnContext(ctx, "kdbstream MINID trim failed", "stream", s, "error", err)
 		}
@@ -157,6 +161,11 @@ func (t *Transport) record(ctx context.Context, batch []*cloudevent.Event, adds 
 	}
 }
 
+// RequiresSubject reports whether Send refuses events without a subject (the R2
+// encoding without a DefaultSubject), so the hub refuses them at Publish and names the
+// route (hub.SubjectRequirer).
+func (t *Transport) RequiresSubject() bool { return t.wire.RequiresSubject() }
+
 // Close stops accepting Sends and closes the engine if Open created it. Idempotent.
 func (t *Transport) Close() error {
 	t.once.Do(func() {
@@ -169,7 +178,8 @@ func (t *Transport) Close() error {
 }
 
 var (
-	_ hub.Transport     = (*Transport)(nil)
-	_ hub.Named         = (*Transport)(nil)
-	_ hub.HealthChecker = (*Transport)(nil)
+	_ hub.Transport       = (*Transport)(nil)
+	_ hub.Named           = (*Transport)(nil)
+	_ hub.HealthChecker   = (*Transport)(nil)
+	_ hub.SubjectRequirer = (*Transport)(nil)
 )

@@ -94,3 +94,44 @@ func TestConfigValidate(t *testing.T) {
 		}
 	})
 }
+
+// TestE8_CategoryStreamsKeepSevenDays: per-category streams are trimmed by age, 7 days
+// by default (E8), without a MAXLEN cap; R1 streams keep MAXLEN ~ 100000 (R6).
+func TestE8_CategoryStreamsKeepSevenDays(t *testing.T) {
+	t.Parallel()
+	for _, db := range databases {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			eng := openEngine(t, db)
+			ctx := testenv.Context(t, time.Minute)
+			stream := streams.CategoryPrefix + "retention"
+			for _, age := range []time.Duration{8 * 24 * time.Hour, 6 * 24 * time.Hour} {
+				id := fmt.Sprintf("%d-0", time.Now().Add(-age).UnixMilli())
+				if _, _, err := eng.XAdd(ctx, engine.Add{Stream: stream, ID: id, Values: []string{"k", "v"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tr, err := New(eng, Config{Naming: streams.NamingCategory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.cfg.MinIDAge != streams.RetentionE8 || tr.cfg.MaxLen >= 0 {
+				t.Fatalf("category defaults MaxLen %d, MinIDAge %s; want no cap and 7 days", tr.cfg.MaxLen, tr.cfg.MinIDAge)
+			}
+			if err := tr.Send(ctx, []*cloudevent.Event{streamtest.NewEvent(t, "retention.created", "u")}); err != nil {
+				t.Fatal(err)
+			}
+			es, err := eng.XRange(ctx, stream, "-", "+", 0)
+			if err != nil || len(es) != 2 {
+				t.Fatalf("entries after the age trim: %v (%v); want the 6-day-old one and the new one", es, err)
+			}
+			r1, err := New(eng, Config{Service: "id"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r1.cfg.MaxLen != DefaultMaxLen || r1.cfg.MinIDAge != 0 {
+				t.Fatalf("R1 defaults MaxLen %d, MinIDAge %s; want 100000 and no age trim", r1.cfg.MaxLen, r1.cfg.MinIDAge)
+			}
+		})
+	}
+}

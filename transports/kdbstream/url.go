@@ -31,10 +31,14 @@ var urlParams = map[string]func(t urlTarget, v string) error{
 		t.c.MinIDAge, err = time.ParseDuration(v)
 		return err
 	},
-	"name":        func(t urlTarget, v string) error { t.c.Name = v; return nil },
-	"synchronous": func(t urlTarget, v string) error { t.e.Synchronous = v; return nil },
-	"schema":      func(t urlTarget, v string) error { t.e.Schema = v; return nil },
-	"max_batch":   func(t urlTarget, v string) (err error) { t.e.MaxBatch, err = strconv.Atoi(v); return err },
+	"name":     func(t urlTarget, v string) error { t.c.Name = v; return nil },
+	"encoding": func(t urlTarget, v string) error { t.c.Encoding = v; return nil },
+	// default_actor and default_subject: R2's values for events without them.
+	"default_actor":   func(t urlTarget, v string) error { t.c.DefaultActor = v; return nil },
+	"default_subject": func(t urlTarget, v string) error { t.c.DefaultSubject = v; return nil },
+	"synchronous":     func(t urlTarget, v string) error { t.e.Synchronous = v; return nil },
+	"schema":          func(t urlTarget, v string) error { t.e.Schema = v; return nil },
+	"max_batch":       func(t urlTarget, v string) (err error) { t.e.MaxBatch, err = strconv.Atoi(v); return err },
 	"poll_interval": func(t urlTarget, v string) (err error) {
 		t.e.PollInterval, err = time.ParseDuration(v)
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/streams"
 )
 
 // submit sends r in the caller's goroutine when fewer than Pipelines round trips are
@@ -85,7 +86,7 @@ func (t *Transport) drain(reqs []*sendReq) {
 // caller giving up must not fail the others' appends.
 func (t *Transport) flush(reqs []*sendReq, n int) {
 	ctx := context.Background()
-	var trims []string
+	var trims []ageTrim
 	if t.trim != nil {
 		trims = t.trim.due(reqs)
 	}
@@ -100,9 +101,8 @@ func (t *Transport) flush(reqs []*sendReq, n int) {
 			cmds = append(cmds, pipe.XAdd(ctx, &r.args[i]))
 		}
 	}
-	minID := t.trim.threshold()
-	for _, s := range trims {
-		pipe.XTrimMinIDApprox(ctx, s, minID, 0)
+	for _, tr := range trims {
+		pipe.XTrimMinIDApprox(ctx, tr.stream, tr.minID, 0)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command below
 	k := 0
@@ -127,39 +127,39 @@ func (r *sendReq) answer(err error) {
 }
 
 // minIDTrimmer decides when each stream is due for an age trim (XTRIM MINID ~). XADD
-// takes only one of MAXLEN and MINID, so with both configured the age trim rides along
-// as a separate XTRIM in the same pipeline, at most once per minIDTrimInterval.
+// takes only one of MAXLEN and MINID, so the age trim rides along as a separate XTRIM
+// in the same pipeline, at most once per minIDTrimInterval per stream. The age is the
+// stream's own (streams.Retention.For: 7 days for per-category streams by default, E8),
+// so one transport writing several kinds of stream trims each by its rule.
 type minIDTrimmer struct {
-	age  time.Duration
+	ret  streams.Retention
 	mu   sync.Mutex
 	last map[string]time.Time
 }
 
-func newMinIDTrimmer(age time.Duration) *minIDTrimmer {
-	return &minIDTrimmer{age: age, last: make(map[string]time.Time)}
+// ageTrim is one XTRIM MINID ~ due: entries of stream older than minID go.
+type ageTrim struct{ stream, minID string }
+
+func newMinIDTrimmer(ret streams.Retention) *minIDTrimmer {
+	return &minIDTrimmer{ret: ret, last: make(map[string]time.Time)}
 }
 
-func (m *minIDTrimmer) due(reqs []*sendReq) []string {
+func (m *minIDTrimmer) due(reqs []*sendReq) []ageTrim {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []string
+	var out []ageTrim
 	for _, r := range reqs {
 		for i := range r.args {
 			s := r.args[i].Stream
-			if now.Sub(m.last[s]) >= minIDTrimInterval {
+			if now.Sub(m.last[s]) < minIDTrimInterval {
+				continue
+			}
+			if _, age := m.ret.For(s); age > 0 {
 				m.last[s] = now
-				out = append(out, s)
+				out = append(out, ageTrim{s, strconv.FormatInt(now.Add(-age).UnixMilli(), 10)})
 			}
 		}
 	}
 	return out
-}
-
-// threshold is the smallest entry id kept: entries appended more than age ago go.
-func (m *minIDTrimmer) threshold() string {
-	if m == nil {
-		return ""
-	}
-	return strconv.FormatInt(time.Now().Add(-m.age).UnixMilli(), 10)
 }

@@ -22,8 +22,9 @@ const (
 	DefaultPipelines = 2
 	// DefaultName labels metrics and logs.
 	DefaultName = "redisstream"
-	// RetentionE8 is seed 001's stream retention (E8), a ready value for MinIDAge.
-	RetentionE8 = 7 * 24 * time.Hour
+	// RetentionE8 is seed 001's stream retention (E8), the default MinIDAge of
+	// per-category streams (streams.RetentionE8).
+	RetentionE8 = streams.RetentionE8
 )
 
 // minIDTrimInterval spaces out MINID trims of one stream: trimming by age is
@@ -41,12 +42,24 @@ type Config struct {
 	Naming string `yaml:"naming"`
 	// Stream sends every event to this one stream (reserved prefix rules apply).
 	Stream string `yaml:"stream"`
-	// MaxLen trims each stream to about this many entries (MAXLEN ~, default 100000);
-	// a negative value disables the cap.
+	// MaxLen trims each stream to about this many entries (MAXLEN ~). Default 100000
+	// (R6) for R1 and other streams, no cap for per-category streams (events.<word>),
+	// which are trimmed by age instead (E8); a negative value disables the cap.
 	MaxLen int64 `yaml:"max_len"`
-	// MinIDAge, when positive, also trims entries older than this (XTRIM MINID ~, at
-	// most once a second per stream); RetentionE8 is seed 001's 7 days. Default off.
+	// MinIDAge trims entries older than this (XTRIM MINID ~, at most once a second per
+	// stream). Default RetentionE8 (7 days, E8) for per-category streams, off for others.
 	MinIDAge time.Duration `yaml:"min_id_age"`
+	// Encoding is the entry format: streams.EncodingR2 ("r2", seed 000's fields, the
+	// default) or streams.EncodingSeed001 ("seed001": seed 001's envelope as fields,
+	// usually with Naming "category", as products reading events.user expect).
+	Encoding string `yaml:"encoding"`
+	// DefaultActor is R2's actor for events without one (default "system"). R2 wants
+	// every field non-empty: a seed 000 consumer dead-letters an empty actor (N2).
+	DefaultActor string `yaml:"default_actor"`
+	// DefaultSubject is R2's subject_id for events without a subject. Default none:
+	// such events are refused with InvalidArgument (and by the hub's Publish, naming the
+	// route, unless the route has a default subject: hub.WithDefaultSubject).
+	DefaultSubject string `yaml:"default_subject"`
 	// MaxBatch is the most events per pipelined round trip (default 1000).
 	MaxBatch int `yaml:"max_batch"`
 	// Pipelines is the number of round trips in flight at once (default 2).
@@ -64,9 +77,8 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Naming = streams.DefaultNaming(c.Naming, c.Service)
-	if c.MaxLen == 0 {
-		c.MaxLen = DefaultMaxLen
-	}
+	r := c.retention().Resolve(c.selection())
+	c.MaxLen, c.MinIDAge = r.MaxLen, r.MinIDAge
 	if c.MaxBatch == 0 {
 		c.MaxBatch = DefaultMaxBatch
 	}
@@ -89,6 +101,9 @@ func (c *Config) Validate() error {
 	if err := c.selection().Validate("redisstream"); err != nil {
 		return err
 	}
+	if err := c.wire().Validate("redisstream"); err != nil {
+		return err
+	}
 	switch {
 	case c.MaxBatch < 0:
 		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MaxBatch must be positive, got %d", c.MaxBatch)
@@ -101,4 +116,14 @@ func (c *Config) Validate() error {
 // selection hands the naming fields to the code shared with kdbstream.
 func (c *Config) selection() streams.Selection {
 	return streams.Selection{Service: c.Service, Naming: c.Naming, Stream: c.Stream, Namer: c.Namer, MinIDAge: c.MinIDAge}
+}
+
+// wire hands the entry-format fields to the code shared with kdbstream.
+func (c *Config) wire() streams.Wire {
+	return streams.Wire{Encoding: c.Encoding, DefaultActor: c.DefaultActor, DefaultSubject: c.DefaultSubject}
+}
+
+// retention hands the trimming fields to the code shared with kdbstream.
+func (c *Config) retention() streams.Retention {
+	return streams.Retention{MaxLen: c.MaxLen, MinIDAge: c.MinIDAge}
 }

@@ -35,7 +35,9 @@ func newConfHarness(t testing.TB) transporttest.Harness {
 	if _, bench := t.(*testing.B); bench {
 		logger = quiet // per-event debug records would be the benchmark
 	}
-	tr, err := New(c, Config{Stream: stream, Logger: logger})
+	// The suite sends events without a subject (MinimalEvent, BinaryEvent): R2 needs
+	// one, so the harness configures the default a deployment would.
+	tr, err := New(c, Config{Stream: stream, DefaultSubject: conformanceSubject, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +76,16 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 
 func (h *confHarness) Unreachable() hub.Transport {
 	c := newNilClient()
-	tr, err := New(c, Config{Stream: h.stream})
+	tr, err := New(c, Config{Stream: h.stream, DefaultSubject: conformanceSubject})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { _ = tr.Close(); _ = c.Close() })
 	return tr
 }
+
+// conformanceSubject is the harness transports' DefaultSubject.
+const conformanceSubject = "transporttest-subject"
 
 func TestConformance(t *testing.T) {
 	t.Parallel()

@@ -39,3 +39,23 @@ func TestR4_DeadLetterAfterCrashes(t *testing.T) {
 	t.Parallel()
 	streamtest.DeadLetterAfterCrashes(t, harness(t))
 }
+
+// The wire contract: R2 never empty, seed 001's encoding, E4 through the consumer.
+
+func TestE4_PublishFromHandler(t *testing.T) {
+	t.Parallel()
+	streamtest.E4PublishFromHandler(t, harness(t))
+}
+func TestR2_NeverEmpty(t *testing.T) { t.Parallel(); streamtest.R2NeverEmpty(t, harness(t)) }
+func TestR2_EmptyFieldMalformed(t *testing.T) {
+	t.Parallel()
+	streamtest.R2EmptyFieldMalformed(t, harness(t))
+}
+func TestE1_Seed001RoundTrip(t *testing.T) {
+	t.Parallel()
+	streamtest.E1Seed001RoundTrip(t, harness(t))
+}
+func TestE1_HandWrittenEntry(t *testing.T) {
+	t.Parallel()
+	streamtest.E1HandWrittenEntry(t, harness(t))
+}

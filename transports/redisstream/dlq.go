@@ -79,10 +79,15 @@ func (d *DLQ) Get(ctx context.Context, id string) (DeadLetter, error) {
 // replayScript re-appends the original fields to the source stream and deletes the
 // dead letter in one atomic step, so a replay never duplicates or loses the entry even
 // when two operators replay at once. KEYS[1] DLQ, KEYS[2] source stream; ARGV[1] the
-// dead letter's id, ARGV[2] MAXLEN, ARGV[3..] the original fields.
+// dead letter's id, ARGV[2] MAXLEN ("0": no cap), ARGV[3..] the original fields.
 var replayScript = redis.NewScript(`
 if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return false end
-local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+local id
+if ARGV[2] == '0' then
+  id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
+else
+  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
+end
 redis.call('XDEL', KEYS[1], ARGV[1])
 return id`)
 
@@ -99,7 +104,9 @@ func (d *DLQ) Replay(ctx context.Context, id string) (string, error) {
 		return "", hub.Errorf(hub.FailedPrecondition, "redisstream: dead letter %s has no %s field", id, streams.FieldSourceStream)
 	}
 	args := make([]any, 0, 2+2*len(dl.Fields))
-	args = append(args, id, strconv.Itoa(DefaultMaxLen))
+	// The source stream's default cap: none for a per-category stream (E8 trims by age).
+	maxLen, _ := streams.Retention{}.For(dl.SourceStream)
+	args = append(args, id, strconv.FormatInt(maxLen, 10))
 	for _, f := range streams.OrderedFields(dl.Fields) {
 		args = append(args, f)
 	}

@@ -3,6 +3,7 @@ package redisstream
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,11 @@ func newClient(t testing.TB) *redis.Client {
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// testGroup returns an R3-valid group name unique to the test.
+func testGroup(t testing.TB) string {
+	return "test-" + strings.ReplaceAll(testenv.Name(t), "_", "-")
 }
 
 // harness plugs the Redis backend into the shared stream contract suite.

@@ -36,6 +36,8 @@ type Transport struct {
 	owned  bool
 	cfg    Config
 	namer  streams.Namer
+	wire   streams.Wire
+	ret    streams.Retention
 	trim   *minIDTrimmer
 
 	mu       sync.Mutex
@@ -66,9 +68,9 @@ func New(client redis.UniversalClient, cfg Config) (*Transport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Transport{client: client, cfg: cfg, namer: cfg.selection().Resolve()}
-	if cfg.MinIDAge > 0 {
-		t.trim = newMinIDTrimmer(cfg.MinIDAge)
+	t := &Transport{client: client, cfg: cfg, namer: cfg.selection().Resolve(), wire: cfg.wire(), ret: cfg.retention()}
+	if cfg.MinIDAge > 0 || cfg.Namer != nil { // a Namer may pick per-category streams (E8: 7 days)
+		t.trim = newMinIDTrimmer(t.ret)
 	}
 	return t, nil
 }
@@ -85,8 +87,11 @@ func (t *Transport) Health(ctx context.Context) error {
 	return classify(t.client.Ping(ctx).Err())
 }
 
-// Send appends each event to its stream with the R2 fields (cloudevent.EncodeFields)
-// and MAXLEN ~ trimming, in as few round trips as possible.
+// Send appends each event to its stream in the configured encoding (R2 by default,
+// never an empty field: see streams.Wire) with the stream's trimming (MAXLEN ~ for R1
+// streams, MINID ~ 7 days for per-category ones: streams.Retention), in as few round
+// trips as possible. An event without a subject fails with InvalidArgument when R2
+// needs one and no DefaultSubject is configured.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -96,13 +101,13 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	}
 	args := make([]redis.XAddArgs, len(batch))
 	for i, ev := range batch {
-		stream, fields, err := streams.EncodeEvent("redisstream", t.namer, i, ev)
+		stream, fields, err := t.wire.EncodeEvent(ctx, "redisstream", t.namer, i, ev)
 		if err != nil {
 			return err
 		}
 		args[i] = redis.XAddArgs{Stream: stream, Values: fields, Approx: true}
-		if t.cfg.MaxLen > 0 {
-			args[i].MaxLen = t.cfg.MaxLen
+		if maxLen, _ := t.ret.For(stream); maxLen > 0 {
+			args[i].MaxLen = maxLen
 		}
 	}
 	r := &sendReq{args: args}
@@ -161,6 +166,11 @@ func (t *Transport) counter(stream, outcome string) prometheus.Counter {
 	return c
 }
 
+// RequiresSubject reports whether Send refuses events without a subject (the R2
+// encoding without a DefaultSubject), so the hub refuses them at Publish and names the
+// route (hub.SubjectRequirer).
+func (t *Transport) RequiresSubject() bool { return t.wire.RequiresSubject() }
+
 // Close stops accepting Sends, waits for the round trips in flight, and closes the
 // client if Open created it. It is idempotent.
 func (t *Transport) Close() error {
@@ -177,7 +187,8 @@ func (t *Transport) Close() error {
 }
 
 var (
-	_ hub.Transport     = (*Transport)(nil)
-	_ hub.Named         = (*Transport)(nil)
-	_ hub.HealthChecker = (*Transport)(nil)
+	_ hub.Transport       = (*Transport)(nil)
+	_ hub.Named           = (*Transport)(nil)
+	_ hub.HealthChecker   = (*Transport)(nil)
+	_ hub.SubjectRequirer = (*Transport)(nil)
 )

@@ -3,12 +3,17 @@ package redisstream
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 func TestR6_Trimming(t *testing.T) {
@@ -87,6 +92,67 @@ func TestR6_Trimming(t *testing.T) {
 		// MINID ~ removes whole macro nodes only; 200 old entries fill at least one.
 		if n, _ := c.XLen(ctx, stream).Result(); n >= 202 {
 			t.Fatalf("XLEN = %d after an age trim: old entries were kept", n)
+		}
+	})
+}
+
+// TestE8_CategoryStreamsKeepSevenDays: per-category streams (events.<word>) are trimmed
+// by age, 7 days by default (E8), and have no MAXLEN cap; R1 streams keep MAXLEN ~
+// 100000 (R6) and no age trim.
+func TestE8_CategoryStreamsKeepSevenDays(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	ctx := testenv.Context(t, time.Minute)
+	category := "c" + strings.ToLower(ulid.Make().String())
+	stream := streams.CategoryPrefix + category
+	t.Cleanup(func() { c.Del(context.Background(), stream) })
+	// 200 entries eight days old and 200 six days old (explicit ids), then one Send.
+	pipe := c.Pipeline()
+	for _, age := range []time.Duration{8 * 24 * time.Hour, 6 * 24 * time.Hour} {
+		ms := strconv.FormatInt(time.Now().Add(-age).UnixMilli(), 10)
+		for i := range 200 {
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: ms + "-" + strconv.Itoa(i+1), Values: []string{"k", "v"}})
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(c, Config{Naming: streams.NamingCategory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if tr.cfg.MinIDAge != RetentionE8 || tr.cfg.MaxLen >= 0 {
+		t.Fatalf("category defaults MaxLen %d, MinIDAge %s; want no cap and 7 days", tr.cfg.MaxLen, tr.cfg.MinIDAge)
+	}
+	if err := tr.Send(ctx, []*cloudevent.Event{streamtest.NewEvent(t, category+".created", "u1")}); err != nil {
+		t.Fatal(err)
+	}
+	// MINID ~ removes whole macro nodes only, so some 8-day-old entries may stay; the
+	// six-day-old ones and the new one must.
+	msgs, err := c.XRange(ctx, stream, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eightDays := time.Now().Add(-7 * 24 * time.Hour).UnixMilli()
+	old := 0
+	for _, m := range msgs {
+		if ms, _ := strconv.ParseInt(strings.SplitN(m.ID, "-", 2)[0], 10, 64); ms < eightDays {
+			old++
+		}
+	}
+	if old >= 200 || len(msgs)-old != 201 {
+		t.Fatalf("after the age trim: %d entries older than 7 days (of 200), %d younger (want 201)", old, len(msgs)-old)
+	}
+	t.Run("R1StreamsByLength", func(t *testing.T) {
+		t.Parallel()
+		r1, err := New(c, Config{Service: "id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r1.Close()
+		if r1.cfg.MaxLen != DefaultMaxLen || r1.cfg.MinIDAge != 0 || r1.trim != nil {
+			t.Fatalf("R1 defaults MaxLen %d, MinIDAge %s; want 100000 and no age trim", r1.cfg.MaxLen, r1.cfg.MinIDAge)
 		}
 	})
 }

@@ -32,6 +32,10 @@ var urlParams = map[string]func(c *Config, v string) error{
 	"max_batch":  func(c *Config, v string) (err error) { c.MaxBatch, err = strconv.Atoi(v); return err },
 	"pipelines":  func(c *Config, v string) (err error) { c.Pipelines, err = strconv.Atoi(v); return err },
 	"name":       func(c *Config, v string) error { c.Name = v; return nil },
+	"encoding":   func(c *Config, v string) error { c.Encoding = v; return nil },
+	// default_actor and default_subject: R2's values for events without them.
+	"default_actor":   func(c *Config, v string) error { c.DefaultActor = v; return nil },
+	"default_subject": func(c *Config, v string) error { c.DefaultSubject = v; return nil },
 }
 
 // ParseURL splits "redis://" or "rediss://[user:pass@]host:port/db?param=value" into

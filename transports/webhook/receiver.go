@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
 )
 
 // ReceiverConfig configures NewReceiver.
@@ -28,7 +29,9 @@ type ReceiverConfig struct {
 
 // Receiver is the receiving side of a webhook: an http.Handler that verifies the
 // signature over the raw body (H2), parses the CloudEvent(s) (C1: validated on parse)
-// and calls the handler for each.
+// and calls the handler for each, with a context prepared by hub.ContextWithEvent (the
+// event, its tenant and correlation id, the sender's trace as parent), so events the
+// handler publishes through a hub keep the request chain (E4).
 //
 // Responses: 204 when every event was handled; 401 for a missing, expired or
 // mismatched signature; 400 for a body that is not a valid CloudEvent; 413 for a body
@@ -95,7 +98,9 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	for _, ev := range evs {
-		if err := r.handle(req.Context(), ev); err != nil {
+		// E4, E7, R8: the handler's context carries the event (its tenant, correlation
+		// id and the sender's trace), so what it publishes continues the chain.
+		if err := r.handle(hub.ContextWithEvent(req.Context(), ev), ev); err != nil {
 			r.cfg.Logger.Warn("webhook: handler failed", "err", err, "id", ev.ID, "type", ev.Type)
 			http.Error(w, "handler failed", http.StatusInternalServerError)
 			return

@@ -33,6 +33,9 @@ type Harness struct {
 	// Publisher returns the backend's hub.Transport writing every event to stream. The
 	// harness closes it at the end of t.
 	Publisher func(t *testing.T, stream string) hub.Transport
+	// PublisherWire is Publisher with an entry format of the test's choice (encoding,
+	// default actor and subject).
+	PublisherWire func(t *testing.T, stream string, w streams.Wire) hub.Transport
 	// Range returns the values of every entry of stream, oldest first.
 	Range func(ctx context.Context, stream string) ([]map[string]string, error)
 	// Pending returns the number of entries of stream pending in group.
@@ -67,6 +70,11 @@ func Run(t *testing.T, h Harness) {
 		{"CloseDrains", CloseDrains},
 		{"ConcurrencyOption", ConcurrencyOption},
 		{"DeadLetterAfterCrashes", DeadLetterAfterCrashes},
+		{"E4PublishFromHandler", E4PublishFromHandler},
+		{"R2NeverEmpty", R2NeverEmpty},
+		{"R2EmptyFieldMalformed", R2EmptyFieldMalformed},
+		{"E1Seed001RoundTrip", E1Seed001RoundTrip},
+		{"E1HandWrittenEntry", E1HandWrittenEntry},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

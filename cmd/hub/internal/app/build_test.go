@@ -70,6 +70,15 @@ func TestLintModules(t *testing.T) {
 		{"HTTPSourceBadListen",
 			"sources:\n  in:\n    type: http\n    listen: 8080\n",
 			nil, []string{`hub.yaml:4:13: sources.in.listen: expected host:port, got "8080"`}},
+		{"RedisBadEncoding",
+			"transports:\n  r:\n    type: redisstream\n    url: redis://x\n    stream: s\n    encoding: avro\n",
+			nil, []string{`hub.yaml:6:15: transports.r.encoding: redisstream: Config.Encoding: streams: encoding "avro": want "r2" or "seed001"`}},
+		{"KDBBadDefaultActor",
+			"store: {sqlite: x.db}\ntransports:\n  k:\n    type: kdbstream\n    stream: s\n    default_actor: \" system\"\n",
+			nil, []string{`hub.yaml:6:20: transports.k.default_actor: kdbstream: Config.DefaultActor " system" must be valid UTF-8 without surrounding spaces`}},
+		{"SourceBadEncoding",
+			"sources:\n  in:\n    type: redisstream\n    url: redis://x\n    stream: s\n    group: hub-ingest\n    encoding: seed000\n",
+			nil, []string{`hub.yaml:7:15: sources.in.encoding: streams: ConsumerConfig.Encoding: streams: encoding "seed000"`}},
 		{"OneWebhookTransport",
 			"store: {sqlite: x.db}\ntransports:\n  a: {type: webhook}\n  b:\n    type: webhook\n",
 			nil, []string{`hub.yaml:5:11: transports.b.type: only one webhook transport per hub`}},
@@ -113,5 +122,43 @@ func TestLintSchemaFiles(t *testing.T) {
 	}
 	if !found {
 		t.Error("billing.paid not registered")
+	}
+}
+
+// TestE8_LintShowsRetention: `hub lint` of a clean config shows each stream transport's
+// retention (R6 for R1 streams, E8 for per-category ones) and entry format.
+func TestE8_LintShowsRetention(t *testing.T) {
+	t.Parallel()
+	f, ps := config.Parse("hub.yaml", t.TempDir(), []byte(`store: {sqlite: x.db}
+transports:
+  ids:
+    type: kdbstream
+    service: id
+  users:
+    type: redisstream
+    url: redis://127.0.0.1:6379/0
+    naming: category
+    encoding: seed001
+routes:
+  - {pattern: "#", to: ids, default_subject: unspecified}
+  - {pattern: "user.#", to: users}
+`), env(nil))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	plan, ps := app.Build(f, env(nil), nil)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	got := strings.Join(plan.Notes(), "\n")
+	for _, want := range []string{
+		"hub.yaml:4:5: transports.ids: note: retention: MAXLEN ~ 100000 (R6)",
+		`transports.ids: note: entries: r2 (seed 000 fields, none empty); actor "system"`,
+		"hub.yaml:7:5: transports.users: note: retention: MINID ~ 7 days (E8)",
+		"transports.users: note: entries: seed001",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notes lack %q:\n%s", want, got)
+		}
 	}
 }

@@ -139,6 +139,9 @@ func (a *App) forward(dest *outbox.Destinations) error {
 				// Zero fields keep the hub's defaults (WithRetry).
 				ropts = append(ropts, hub.WithRetry(r.Retry.Attempts, r.Retry.Backoff, r.Retry.BackoffMax))
 			}
+			if r.DefaultSubject != "" {
+				ropts = append(ropts, hub.WithDefaultSubject(r.DefaultSubject))
+			}
 			if err := a.hub.Forward(r.Pattern, t, ropts...); err != nil {
 				return fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
 			}

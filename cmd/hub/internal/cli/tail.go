@@ -125,7 +125,7 @@ func runTail(ctx context.Context, env *Env, f *tailFlags, useRedis bool) error {
 }
 
 func printEntry(w io.Writer, f *tailFlags, e entry) {
-	ev, err := cloudevent.DecodeFields(e.values, f.stream)
+	ev, err := decodeEntry(e.values, f.stream)
 	if f.output == "text" {
 		if err != nil {
 			fmt.Fprintf(w, "%s  (malformed: %v)\n", e.id, err)
@@ -261,3 +261,16 @@ func toStrings(m map[string]any) map[string]string {
 }
 
 func (r *redisReader) close() error { return r.c.Close() }
+
+// decodeEntry reads an entry in whichever encoding it is (seed 001's fields have
+// event_type and no type), leniently: tail shows what a stream holds, including R2
+// entries of older hubs whose empty fields meant unset, which consumers refuse by
+// default.
+func decodeEntry(values map[string]string, stream string) (*cloudevent.Event, error) {
+	if _, r2 := values[cloudevent.FieldType]; !r2 {
+		if _, e1 := values[cloudevent.E1EventType]; e1 {
+			return cloudevent.DecodeEnvelopeFields(values, cloudevent.WithEnvelopeSource(stream))
+		}
+	}
+	return cloudevent.DecodeFields(values, stream, cloudevent.AllowEmptyFields())
+}

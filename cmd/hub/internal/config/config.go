@@ -102,6 +102,12 @@ type Route struct {
 	// Retry tunes direct delivery attempts for this route; outbox routes follow the
 	// outbox section.
 	Retry Retry `yaml:"retry"`
+	// DefaultSubject is the subject this route gives events that have none
+	// (hub.WithDefaultSubject). Without it, an event with no subject routed to an R2
+	// stream (transport redisstream, kdbstream or bus with encoding r2, whose subject_id
+	// is mandatory, and no default_subject of its own) is refused with a 400 naming
+	// /subject and this route.
+	DefaultSubject string `yaml:"default_subject"`
 }
 
 // Retry is a route's delivery policy.

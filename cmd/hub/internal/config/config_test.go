@@ -141,6 +141,8 @@ func TestLintLineNumbers(t *testing.T) {
 			[]string{`2:3: routes: expected a list, got a mapping`}},
 		{"BadInt", "routes:\n  - pattern: a\n    to: x\n    retry:\n      attempts: many\n",
 			[]string{`3:9: routes[0].to: unknown transport "x"`, `5:17: routes[0].retry.attempts: cannot use "many" as a int`}},
+		{"RouteDefaultSubjectSpaces", "transports:\n  r:\n    type: redisstream\nroutes:\n  - pattern: a\n    to: r\n    default_subject: \" x\"\n",
+			[]string{`7:22: routes[0].default_subject: must not start or end with spaces`}},
 		{"UnsetVariable", "store:\n  postgres: ${PG_DSN}\n",
 			[]string{`2:13: environment variable PG_DSN is not set`}},
 		{"BothStores", "store:\n  sqlite: a.db\n  postgres: postgres://x/y\n",

@@ -204,6 +204,9 @@ func (c *Config) validateRoute(p string, r Route) error {
 	default:
 		errs = append(errs, Field(p+".delivery", "unknown delivery %q (direct, outbox)", r.Delivery))
 	}
+	if r.DefaultSubject != strings.TrimSpace(r.DefaultSubject) {
+		errs = append(errs, Field(p+".default_subject", "must not start or end with spaces"))
+	}
 	errs = append(errs, r.Retry.validate(p+".retry."))
 	return errors.Join(errs...)
 }

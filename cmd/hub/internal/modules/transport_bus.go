@@ -41,6 +41,11 @@ type BusTransport struct {
 	Stream   string        `yaml:"stream"`
 	MaxLen   int64         `yaml:"max_len"`
 	MinIDAge time.Duration `yaml:"min_id_age"`
+	// Encoding, DefaultActor, DefaultSubject: the entry format, as both stream
+	// transports (encoding r2 or seed001; R2's values for events without them).
+	Encoding       string `yaml:"encoding"`
+	DefaultActor   string `yaml:"default_actor"`
+	DefaultSubject string `yaml:"default_subject"`
 
 	inner registry.TransportModule
 }
@@ -59,9 +64,11 @@ func (m *BusTransport) Provision(pc *registry.ProvisionContext) error {
 	switch m.Bus {
 	case "", BusRedis:
 		m.Bus = BusRedis
-		m.inner = &RedisTransport{URL: m.RedisURL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+		m.inner = &RedisTransport{URL: m.RedisURL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge,
+			Encoding: m.Encoding, DefaultActor: m.DefaultActor, DefaultSubject: m.DefaultSubject}}
 	case BusKDBStream:
-		m.inner = &KDBTransport{URL: m.KDBURL, Config: kdbstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge}}
+		m.inner = &KDBTransport{URL: m.KDBURL, Config: kdbstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge,
+			Encoding: m.Encoding, DefaultActor: m.DefaultActor, DefaultSubject: m.DefaultSubject}}
 	default:
 		return registry.Field("bus", "%q: want %s or %s (from bus: or %s)", m.Bus, BusRedis, BusKDBStream, EnvEventBus)
 	}
