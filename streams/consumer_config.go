@@ -137,7 +137,7 @@ func (c *ConsumerConfig) Validate() error {
 		{"Concurrency", c.Concurrency < 0, fmt.Sprintf("must be positive, got %d", c.Concurrency)},
 		{"DrainTimeout", c.DrainTimeout < 0, fmt.Sprintf("must not be negative, got %s", c.DrainTimeout)},
 		{"IdempotencyTTL", c.IdempotencyTTL < 0, fmt.Sprintf("must not be negative, got %s", c.IdempotencyTTL)},
-		{"Encoding", ValidateEncoding(c.Encoding) != nil, fmt.Sprint(ValidateEncoding(c.Encoding))},
+		{"Encoding", ValidateEncoding(c.Encoding) != nil, fmt.Sprintf("must be %q or %q, got %q", EncodingR2, EncodingSeed001, c.Encoding)},
 		{"DLQStream", c.Stream != "" && c.DLQStream == c.Stream, fmt.Sprintf("must differ from Stream %q", c.Stream)},
 	} {
 		if f.invalid {

@@ -12,6 +12,7 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/streams"
 )
 
 // newClient connects to the test Redis (HUB_TEST_REDIS_URL or 127.0.0.1:6379).
@@ -41,6 +42,15 @@ func harness(t *testing.T) streamtest.Harness {
 		},
 		Publisher: func(t *testing.T, stream string) hub.Transport {
 			tr, err := New(c, Config{Stream: stream, Logger: testenv.Logger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = tr.Close() })
+			return tr
+		},
+		PublisherWire: func(t *testing.T, stream string, w streams.Wire) hub.Transport {
+			tr, err := New(c, Config{Stream: stream, Encoding: w.Encoding, DefaultActor: w.DefaultActor,
+				DefaultSubject: w.DefaultSubject, Logger: testenv.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,7 +78,7 @@ func TestLintModules(t *testing.T) {
 			nil, []string{`hub.yaml:6:20: transports.k.default_actor: kdbstream: Config.DefaultActor " system" must be valid UTF-8 without surrounding spaces`}},
 		{"SourceBadEncoding",
 			"sources:\n  in:\n    type: redisstream\n    url: redis://x\n    stream: s\n    group: hub-ingest\n    encoding: seed000\n",
-			nil, []string{`hub.yaml:7:15: sources.in.encoding: streams: ConsumerConfig.Encoding: streams: encoding "seed000"`}},
+			nil, []string{`hub.yaml:7:15: sources.in.encoding: streams: ConsumerConfig.Encoding must be "r2" or "seed001", got "seed000"`}},
 		{"OneWebhookTransport",
 			"store: {sqlite: x.db}\ntransports:\n  a: {type: webhook}\n  b:\n    type: webhook\n",
 			nil, []string{`hub.yaml:5:11: transports.b.type: only one webhook transport per hub`}},
