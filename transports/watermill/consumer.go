@@ -46,7 +46,8 @@ type Consumer struct {
 	cancelHandler context.CancelFunc
 
 	lastMu   sync.Mutex
-	settling []*message.Message // the last message of each worker, for Close
+	settling []*message.Message        // the last message of each worker, for Close
+	chans    []<-chan *message.Message // the current subscription of each worker
 
 	counts deliveryCounter
 
@@ -114,6 +115,7 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 	c.handlerCtx, c.cancelHandler = context.WithCancel(context.WithoutCancel(ctx))
 	handler := hub.TracedHandler(c.cfg.Topic, h, c.cfg.TracerProvider)
 	c.settling = make([]*message.Message, len(chans))
+	c.chans = chans
 	var wg sync.WaitGroup
 	for i, ch := range chans {
 		wg.Add(1)
@@ -158,6 +160,9 @@ func (c *Consumer) work(slot int, ch <-chan *message.Message, h hub.Handler) {
 		backoff = min(2*backoff, 5*time.Second)
 		if next, err := c.sub.Subscribe(c.subCtx, c.cfg.Topic); err == nil {
 			ch = next
+			c.lastMu.Lock()
+			c.chans[slot] = ch
+			c.lastMu.Unlock()
 		} else {
 			c.cfg.Logger.Warn("watermill subscribe failed", "topic", c.cfg.Topic, "error", err)
 			ch = closedChan
@@ -246,6 +251,12 @@ func (c *Consumer) Close() error {
 			err = hub.Errorf(hub.DeadlineExceeded, "watermill: handlers still running after drain timeout %s; their messages stay unacked", c.cfg.DrainTimeout)
 		}
 		c.awaitSettled()
+		if c.cfg.Quiesce != nil {
+			stopNacking := c.nackRemaining()
+			c.cfg.Quiesce()
+			c.cancelSub()
+			stopNacking()
+		}
 	}
 	c.cancelSub()
 	c.cancelHandler()
@@ -258,6 +269,43 @@ func (c *Consumer) Close() error {
 		}
 	}
 	return err
+}
+
+// nackRemaining nacks, until the returned func is called, every message the
+// subscriptions still deliver: they were not processed and go back to the broker. The
+// returned func waits (at most settleWait) for the subscriptions to end.
+func (c *Consumer) nackRemaining() (stop func()) {
+	c.lastMu.Lock()
+	chans := c.chans
+	c.lastMu.Unlock()
+	var wg sync.WaitGroup
+	quit := make(chan struct{})
+	for _, ch := range chans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case m, ok := <-ch:
+					if !ok {
+						return
+					}
+					m.Nack()
+				case <-quit:
+					return
+				}
+			}
+		}()
+	}
+	return func() {
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(settleWait):
+		}
+		close(quit)
+	}
 }
 
 // awaitSettled waits, at most settleWait, until the subscriber cancelled the context of

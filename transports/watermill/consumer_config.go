@@ -63,6 +63,12 @@ type ConsumerConfig struct {
 	// CloseSubscriber makes Close close the Subscriber (and DeadLetter) too: for ones
 	// built for this consumer alone.
 	CloseSubscriber bool `yaml:"-"`
+	// Quiesce, when set, runs in Close after the handlers returned and before the
+	// subscriptions' context is cancelled; meanwhile the consumer nacks whatever the
+	// subscriber still delivers. It is for subscribers whose delivery callbacks must
+	// end before their output channel closes (watermill-nats closes it under running
+	// callbacks otherwise): package natsjs drains the connection here.
+	Quiesce func() `yaml:"-"`
 	// Versions, when set, dead-letters events of an unknown MAJOR version (E5).
 	Versions VersionChecker `yaml:"-"`
 	// TracerProvider receives the handler spans; nil means the otel global provider.

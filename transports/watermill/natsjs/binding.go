@@ -151,16 +151,18 @@ func (Marshaler) Unmarshal(m *nats.Msg) (*message.Message, error) {
 	return msg, nil
 }
 
-// validKey reports whether k can be a NATS header name: printable ASCII without ':'
-// or blanks.
+// validKey reports whether k can be a header name here: an RFC 9110 token (letters,
+// digits and !#$%&'*+-.^_`|~), so it can also be listed in Eventhub-Encoded.
 func validKey(k string) bool {
 	if k == "" {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
-		if c := k[i]; c <= ' ' || c >= 0x7f || c == ':' {
-			return false
+		c := k[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
 		}
+		return false
 	}
 	return true
 }

@@ -15,8 +15,9 @@ import (
 // client's (MaxReconnects -1: for ever); ReconnectBufSize -1 makes a publish during an
 // outage fail at once (Unavailable) instead of being buffered, since the hub owns
 // retries.
-func connect(ctx context.Context, cfg *Config, role string) (*nats.Conn, error) {
+func connect(ctx context.Context, cfg *Config, role string, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{
+		nats.DrainTimeout(cfg.DrainTimeout),
 		nats.Name("eventhub-" + cfg.Name + "-" + role),
 		nats.Timeout(cfg.ConnectTimeout),
 		nats.MaxReconnects(-1),
@@ -31,6 +32,7 @@ func connect(ctx context.Context, cfg *Config, role string) (*nats.Conn, error) 
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) { logger.Info("nats reconnected", "role", role) }),
 	)
+	opts = append(opts, extra...)
 	type result struct {
 		nc  *nats.Conn
 		err error

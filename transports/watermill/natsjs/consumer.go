@@ -2,7 +2,11 @@ package natsjs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	wmnats "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
@@ -25,9 +29,10 @@ import (
 // consumer dies.
 type Consumer struct {
 	*wm.Consumer
-	nc       *nats.Conn
-	cfg      Config
-	patterns []hub.Pattern
+	nc         *nats.Conn
+	connClosed <-chan struct{}
+	cfg        Config
+	patterns   []hub.Pattern
 }
 
 // NewConsumer validates cfg (Durable required), connects and creates the stream and the
@@ -37,11 +42,13 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	if err := cfg.ValidateConsumer(); err != nil {
 		return nil, err
 	}
-	nc, err := connect(ctx, &cfg, "consumer")
+	closed := make(chan struct{})
+	var once sync.Once
+	nc, err := connect(ctx, &cfg, "consumer", nats.ClosedHandler(func(*nats.Conn) { once.Do(func() { close(closed) }) }))
 	if err != nil {
 		return nil, err
 	}
-	c, err := openConsumer(ctx, nc, cfg)
+	c, err := openConsumer(ctx, nc, closed, cfg)
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -49,8 +56,8 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 	return c, nil
 }
 
-func openConsumer(ctx context.Context, nc *nats.Conn, cfg Config) (*Consumer, error) {
-	c := &Consumer{nc: nc, cfg: cfg}
+func openConsumer(ctx context.Context, nc *nats.Conn, closed <-chan struct{}, cfg Config) (*Consumer, error) {
+	c := &Consumer{nc: nc, cfg: cfg, connClosed: closed}
 	for _, p := range cfg.Patterns {
 		c.patterns = append(c.patterns, hub.MustCompilePattern(p)) // checked by ValidateConsumer
 	}
@@ -92,6 +99,7 @@ func openConsumer(ctx context.Context, nc *nats.Conn, cfg Config) (*Consumer, er
 		return nil, hub.Wrap(errorCode(err), err)
 	}
 	wc, err := wm.NewConsumer(subscriber{sub}, wm.ConsumerConfig{
+		Quiesce:         c.drain,
 		Topic:           filterSubject(cfg.Subject, cfg.Patterns),
 		Group:           cfg.Durable,
 		Name:            cfg.Name,
@@ -114,8 +122,33 @@ func openConsumer(ctx context.Context, nc *nats.Conn, cfg Config) (*Consumer, er
 }
 
 // subscriber hides watermill-nats's SubscribeInitialize, which would create a stream
-// named after the topic: this package creates its streams itself.
+// named after the topic: this package creates its streams itself. Its Close runs after
+// drain closed the connection, which watermill-nats reports as an error.
 type subscriber struct{ message.Subscriber }
+
+func (s subscriber) Close() error {
+	if err := s.Subscriber.Close(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		return err
+	}
+	return nil
+}
+
+// drain is the consumer's Quiesce step: watermill-nats closes a subscription's output
+// channel while its delivery callback may still be sending on it (a data race, and a
+// possible send on a closed channel). Draining the connection first ends every callback:
+// the subscriptions stop, messages already buffered are handed over (and nacked by the
+// closing consumer), and the connection closes. Bounded by DrainTimeout.
+func (c *Consumer) drain() {
+	if err := c.nc.Drain(); err != nil {
+		c.nc.Close()
+		return
+	}
+	select {
+	case <-c.connClosed:
+	case <-time.After(c.cfg.DrainTimeout):
+		c.nc.Close()
+	}
+}
 
 // ensureStreams creates the stream and the dead-letter stream when CreateStream asks.
 func (c *Consumer) ensureStreams(ctx context.Context) error {
@@ -136,6 +169,41 @@ func (c *Consumer) ensureStreams(ctx context.Context) error {
 	return ensureStream(ctx, js, &c.cfg, c.cfg.DeadLetterStream, dlqSubjects)
 }
 
+// ensureDurable creates the durable consumer when it is missing. It must exist before
+// watermill-nats subscribes: nats.go deletes a consumer it created itself when the
+// subscription ends (Unsubscribe, Drain), which would make the durable forget its
+// position at every restart. A consumer created here is only bound to, never deleted.
+// An existing one is left as it is; if its settings differ from cfg, Subscribe fails
+// and says which.
+func (c *Consumer) ensureDurable() error {
+	js, err := c.nc.JetStream()
+	if err != nil {
+		return hub.Wrap(errorCode(err), err)
+	}
+	_, err = js.ConsumerInfo(c.cfg.Stream, c.cfg.Durable)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, nats.ErrConsumerNotFound) {
+		return hub.Wrap(errorCode(err), fmt.Errorf("natsjs: consumer %s: %w", c.cfg.Durable, err))
+	}
+	_, err = js.AddConsumer(c.cfg.Stream, &nats.ConsumerConfig{
+		Durable:        c.cfg.Durable,
+		DeliverSubject: nats.NewInbox(),
+		DeliverGroup:   c.cfg.Durable,
+		DeliverPolicy:  nats.DeliverAllPolicy,
+		AckPolicy:      nats.AckExplicitPolicy,
+		AckWait:        c.cfg.AckWait,
+		MaxAckPending:  c.cfg.MaxAckPending,
+		MaxDeliver:     -1, // the consumer dead-letters; the server must not drop first
+		FilterSubject:  filterSubject(c.cfg.Subject, c.cfg.Patterns),
+	})
+	if err != nil && !errors.Is(err, nats.ErrConsumerNameAlreadyInUse) {
+		return hub.Wrap(errorCode(err), fmt.Errorf("natsjs: create consumer %s: %w", c.cfg.Durable, err))
+	}
+	return nil
+}
+
 // Start creates the streams if NewConsumer could not reach the server, then subscribes
 // (see watermill.Consumer.Start). Events no pattern matches are acked unhandled.
 func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
@@ -143,6 +211,9 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 		return hub.Errorf(hub.InvalidArgument, "natsjs: nil Handler")
 	}
 	if err := c.ensureStreams(ctx); err != nil {
+		return err
+	}
+	if err := c.ensureDurable(); err != nil {
 		return err
 	}
 	return c.Consumer.Start(ctx, func(ctx context.Context, ev *cloudevent.Event) error {
