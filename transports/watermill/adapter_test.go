@@ -59,13 +59,21 @@ func TestWM_CodecModes(t *testing.T) {
 		t.Fatalf("bad mode: %v", err)
 	}
 	bad := []*message.Message{
-		func() *message.Message { m, _ := Encode(transporttest.MinimalEvent(), ModeStructured); m.UUID = "other"; return m }(),
+		func() *message.Message {
+			m, _ := Encode(transporttest.MinimalEvent(), ModeStructured)
+			m.UUID = "other"
+			return m
+		}(),
 		func() *message.Message {
 			m := message.NewMessage("x", []byte("[]"))
 			m.Metadata.Set(MetaContentType, "application/cloudevents-batch+json")
 			return m
 		}(),
-		func() *message.Message { m := message.NewMessage("x", nil); m.Metadata.Set(MetaContentType, "a/b; ="); return m }(),
+		func() *message.Message {
+			m := message.NewMessage("x", nil)
+			m.Metadata.Set(MetaContentType, "a/b; =")
+			return m
+		}(),
 		message.NewMessage("plain", []byte("no attributes")),
 	}
 	for i, m := range bad {
