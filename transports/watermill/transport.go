@@ -35,6 +35,12 @@ type Config struct {
 	TopicFor func(ev *cloudevent.Event) (string, error) `yaml:"-"`
 	// ErrorCode classifies Publish errors. Default DefaultErrorCode.
 	ErrorCode ErrorCoder `yaml:"-"`
+	// BoundedPublish declares that Publish always returns within a bound of its own
+	// (watermill-nats: the JetStream publish timeout), so Send calls it on the caller's
+	// goroutine and checks ctx only before and after. Default false: Send runs Publish on
+	// a goroutine of its own and stops waiting when ctx ends, which costs a goroutine
+	// switch per Send.
+	BoundedPublish bool `yaml:"-"`
 	// ClosePublisher makes Close close the Publisher too: for publishers built for this
 	// transport alone. Default false: the caller closes what it passed in.
 	ClosePublisher bool `yaml:"-"`
@@ -212,8 +218,12 @@ func (t *Transport) encode(ctx context.Context, batch []*cloudevent.Event) ([]to
 // publish calls Publish and, when ctx can end, stops waiting when it does: a Publisher
 // has no context parameter, and a hung broker must not hang the hub's delivery.
 func (t *Transport) publish(ctx context.Context, topic string, msgs []*message.Message) error {
-	if ctx.Done() == nil {
-		return classify(t.cfg.ErrorCode, t.pub.Publish(topic, msgs...))
+	if ctx.Done() == nil || t.cfg.BoundedPublish {
+		err := t.pub.Publish(topic, msgs...)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return classify(t.cfg.ErrorCode, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- t.pub.Publish(topic, msgs...) }()
