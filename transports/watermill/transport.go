@@ -105,6 +105,7 @@ type Transport struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+	workers   *workers
 
 	emitted, publishErrors prometheus.Counter
 }
@@ -123,7 +124,7 @@ func NewTransport(pub message.Publisher, cfg Config) (*Transport, error) {
 		label = cfg.Name
 	}
 	return &Transport{
-		pub: pub, cfg: cfg,
+		pub: pub, cfg: cfg, workers: newWorkers(pub),
 		emitted:       cfg.Metrics.EventCount.WithLabelValues(cfg.Name, label, "emitted"),
 		publishErrors: cfg.Metrics.EventCount.WithLabelValues(cfg.Name, label, "publish_error"),
 	}, nil
@@ -226,7 +227,7 @@ func (t *Transport) publish(ctx context.Context, topic string, msgs []*message.M
 		return classify(t.cfg.ErrorCode, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- t.pub.Publish(topic, msgs...) }()
+	t.workers.run(publishReq{topic: topic, msgs: msgs, done: done})
 	select {
 	case err := <-done:
 		return classify(t.cfg.ErrorCode, err)
@@ -241,6 +242,7 @@ func (t *Transport) publish(ctx context.Context, topic string, msgs []*message.M
 func (t *Transport) Close() error {
 	t.closeOnce.Do(func() {
 		t.closed.Store(true)
+		t.workers.stop()
 		if t.cfg.ClosePublisher {
 			t.closeErr = t.pub.Close()
 		}
