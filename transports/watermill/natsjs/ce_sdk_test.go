@@ -43,7 +43,8 @@ func TestCE_SDKNATSReadsHub(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			consumer, err := sdk.NewConsumerFromConn(b.nc, b.stream, b.subject+".>", nil, nil)
+			// A connection of its own, closed before the stream is deleted.
+			consumer, err := sdk.NewConsumer(b.url, b.stream, b.subject+".>", nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestCE_SDKNATSReadsHub(t *testing.T) {
 					got[ev.ID] = ev
 				})
 			}()
-			t.Cleanup(func() { cancel(); <-done })
+			t.Cleanup(func() { cancel(); <-done; _ = consumer.Close(context.Background()) })
 
 			testenv.WaitFor(t, 20*time.Second, "the SDK to read every event", func() bool {
 				mu.Lock()
