@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	cenats "github.com/cloudevents/sdk-go/protocol/nats/v2"
 	sdk "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	ce "github.com/cloudevents/sdk-go/v2/event"
@@ -103,4 +104,63 @@ func stringsOnly(ev *cloudevent.Event) *cloudevent.Event {
 		c.Extensions[k], _ = cloudevent.FormatValue(v)
 	}
 	return c
+}
+
+// TestCE_SDKCoreNATSReadsHub: the SDK's core NATS protocol (protocol/nats/v2, no
+// JetStream) subscribed to the transport's subjects reads what it wrote: a JetStream
+// publish reaches plain subscribers too. That protocol reads structured mode only (it
+// ignores headers), so the transport is in structured mode. Core NATS keeps nothing for
+// a subscriber that is not there yet, so a probe event is sent until the SDK has
+// subscribed.
+func TestCE_SDKCoreNATSReadsHub(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.config()
+	cfg.Mode = wm.ModeStructured
+	tr := newTransport(t, cfg)
+	consumer, err := cenats.NewConsumer(b.url, b.subject+".>", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := cloudevents.NewClient(consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[string]*cloudevent.Event{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = client.StartReceiver(ctx, func(e ce.Event) {
+			if ev, err := cesdk.FromSDK(e); err == nil {
+				mu.Lock()
+				got[ev.ID] = ev
+				mu.Unlock()
+			}
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done; _ = consumer.Close(context.Background()) })
+	received := func(id string) *cloudevent.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return got[id]
+	}
+	testenv.WaitFor(t, 10*time.Second, "the SDK's subscription", func() bool {
+		probe := transporttest.MinimalEvent()
+		if err := tr.Send(context.Background(), []*cloudevent.Event{probe}); err != nil {
+			t.Fatal(err)
+		}
+		return received(probe.ID) != nil
+	})
+	ev := transporttest.FullEvent()
+	ev.Source = "https://example.com/eventhub/test?x=1"
+	ev.Extensions["note"] = "one line ✓"
+	if err := tr.Send(context.Background(), []*cloudevent.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 10*time.Second, "the event at the SDK", func() bool { return received(ev.ID) != nil })
+	if want, g := structuredForm(ev), received(ev.ID); !reflect.DeepEqual(want, g) {
+		t.Fatalf("\n%s", transporttest.Diff(want, g))
+	}
 }
