@@ -25,6 +25,7 @@ const (
 	DefaultRedisURL    = "redis://127.0.0.1:6379/0"
 	DefaultRabbitURL   = "amqp://guest:guest@127.0.0.1:5672/"
 	DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	DefaultNATSURL     = "nats://127.0.0.1:4222"
 )
 
 // InCI reports whether tests run under CI, where a missing service is a failure.
@@ -52,6 +53,11 @@ func PostgresURL(t testing.TB) string {
 	return require(t, "PostgreSQL", lookup("HUB_TEST_POSTGRES_URL", DefaultPostgresURL))
 }
 
+// NATSURL returns the NATS (JetStream) URL (HUB_TEST_NATS_URL) after checking that it answers.
+func NATSURL(t testing.TB) string {
+	return require(t, "NATS", lookup("HUB_TEST_NATS_URL", DefaultNATSURL))
+}
+
 func require(t testing.TB, name, raw string) string {
 	t.Helper()
 	u, err := url.Parse(raw)
@@ -60,7 +66,7 @@ func require(t testing.TB, name, raw string) string {
 	}
 	host := u.Host
 	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[string]string{"redis": "6379", "rediss": "6379", "amqp": "5672", "amqps": "5671", "postgres": "5432", "postgresql": "5432"}[u.Scheme])
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"redis": "6379", "rediss": "6379", "amqp": "5672", "amqps": "5671", "postgres": "5432", "postgresql": "5432", "nats": "4222", "tls": "4222"}[u.Scheme])
 	}
 	conn, err := net.DialTimeout("tcp", host, 2*time.Second)
 	if err != nil {
