@@ -33,6 +33,11 @@ func ValidateEncoding(encoding string) error {
 	return hub.Errorf(hub.InvalidArgument, "streams: encoding %q: want %q or %q", encoding, EncodingR2, EncodingSeed001)
 }
 
+// UnspecifiedSubject is the subject_id written for events that have none, where the
+// writer knows no better one: R2 makes subject_id mandatory and non-empty, and a
+// Watermill message, for one, has no subject. Consumers can tell it from a real subject.
+const UnspecifiedSubject = "unspecified"
+
 // Wire is the entry-format part of a publisher Config: the encoding and the defaults
 // for what R2 requires and CloudEvents leaves optional. Both transports share it, so a
 // bus switch (R9) changes no byte of an entry. Each Config keeps its own flat fields

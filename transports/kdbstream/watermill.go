@@ -19,11 +19,15 @@ import (
 
 // NewWatermillPublisher returns a message.Publisher: Publish(topic, ...) appends
 // through a Transport built from cfg with Stream = topic (one per topic, sharing eng).
-// Close leaves eng open.
+// A message without a subject is written with cfg.DefaultSubject, streams.UnspecifiedSubject
+// when that is empty (R2's subject_id is mandatory). Close leaves eng open.
 func NewWatermillPublisher(eng *engine.Engine, cfg Config, mapping wm.PubSubConfig) *wm.Publisher {
 	return wm.NewPublisher(func(topic string) (hub.Transport, error) {
 		c := cfg
 		c.Stream, c.Service, c.Naming, c.Namer = topic, "", "", nil
+		if c.DefaultSubject == "" {
+			c.DefaultSubject = streams.UnspecifiedSubject // R2 needs one; messages have none
+		}
 		return New(eng, c)
 	}, mapping)
 }

@@ -20,11 +20,15 @@ import (
 // NewWatermillPublisher returns a message.Publisher: Publish(topic, ...) appends
 // through a Transport built from cfg with Stream = topic (one per topic, sharing
 // client). Messages without CloudEvents metadata become events as mapping says
-// (watermill.MessageToEvent). Close leaves client open.
+// (watermill.MessageToEvent); one without a subject is written with cfg.DefaultSubject,
+// streams.UnspecifiedSubject when that is empty (R2's subject_id is mandatory). Close leaves client open.
 func NewWatermillPublisher(client redis.UniversalClient, cfg Config, mapping wm.PubSubConfig) *wm.Publisher {
 	return wm.NewPublisher(func(topic string) (hub.Transport, error) {
 		c := cfg
 		c.Stream, c.Service, c.Naming, c.Namer = topic, "", "", nil
+		if c.DefaultSubject == "" {
+			c.DefaultSubject = streams.UnspecifiedSubject // R2 needs one; messages have none
+		}
 		return New(client, c)
 	}, mapping)
 }
