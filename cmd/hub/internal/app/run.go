@@ -55,7 +55,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	a = &App{plan: p, log: p.Logger, addrs: map[string]string{}}
 	a.reg = prometheus.NewRegistry()
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.store = store.New(cfg.Store, p.File, p.Logger)
+	a.store = store.New(cfg.Store, p.File, p.Env, p.Logger)
 	a.rt = &registry.Runtime{Logger: p.Logger, Registry: a.reg, Schemas: p.Schemas, Store: a.store,
 		StreamMetrics: hub.NewStreamMetrics(a.reg)}
 	defer func() {
