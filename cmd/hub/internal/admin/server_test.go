@@ -6,12 +6,24 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/koder/eventhub/auth"
 )
+
+// tokens is an admin token set of operator tokens, as admin.token gives it.
+func tokens(t *testing.T, env string) *auth.AdminTokens {
+	t.Helper()
+	ts, err := auth.LoadAdminTokens(env, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
 
 func TestAdminAuth(t *testing.T) {
 	t.Parallel()
 	get := func(h http.Handler, path, remote, auth string) int {
-		r := httptest.NewRequest(http.MethodGet, path, nil)
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081"+path, nil)
 		r.RemoteAddr = remote
 		if auth != "" {
 			r.Header.Set("Authorization", auth)
@@ -46,7 +58,7 @@ func TestAdminAuth(t *testing.T) {
 
 	t.Run("TokenRequiredEverywhereButProbes", func(t *testing.T) {
 		t.Parallel()
-		h := (&Server{Token: "s3cret", Gatherer: reg}).Handler()
+		h := (&Server{Access: Access{Tokens: tokens(t, "s3cret")}, Gatherer: reg}).Handler()
 		cases := []struct {
 			path, auth string
 			want       int
@@ -73,7 +85,7 @@ func TestAdminAuth(t *testing.T) {
 
 	t.Run("MissingFeaturesAre404", func(t *testing.T) {
 		t.Parallel()
-		h := (&Server{Token: "t"}).Handler()
+		h := (&Server{Access: Access{Tokens: tokens(t, "t")}}).Handler()
 		for _, path := range []string{"/dlq/nope", "/endpoints", "/deliveries", "/outbox"} {
 			if got := get(h, path, "127.0.0.1:1", "Bearer t"); got != http.StatusNotFound {
 				t.Errorf("%s: %d, want 404", path, got)
