@@ -106,8 +106,8 @@ func atIndex(err error, i int) error {
 func (e *indexedDenied) Error() string {
 	return "event " + strconv.Itoa(e.index) + " of the batch: " + e.err.Error()
 }
-func (e *indexedDenied) Unwrap() error        { return e.err }
-func (e *indexedDenied) HubCode() int         { return int(hub.PermissionDenied) }
+func (e *indexedDenied) Unwrap() error         { return e.err }
+func (e *indexedDenied) HubCode() int          { return int(hub.PermissionDenied) }
 func (e *indexedDenied) ProblemAnchor() string { return e.err.ProblemAnchor() }
 func (e *indexedDenied) ProblemField() string {
 	if e.err.Field == "" {
