@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 
@@ -77,7 +78,7 @@ func (a *IngressAccess) validate(listen string) []error {
 		}
 		seen[m] = true
 	}
-	if len(a.Auth) == 0 && !config.IsLoopbackListen(listen) {
+	if _, _, err := net.SplitHostPort(listen); err == nil && len(a.Auth) == 0 && !config.IsLoopbackListen(listen) {
 		errs = append(errs, registry.Field("auth", "an ingress on %s (not loopback) needs credentials: auth: [%s] and/or [%s]", listen, IngressAuthAPIKey, IngressAuthJWT))
 	}
 	if _, err := auth.NewRateLimiter(a.RateLimit); err != nil {
