@@ -56,7 +56,14 @@ func (s *Server) protect(mux http.Handler) http.Handler {
 	if g == nil {
 		g, _ = auth.NewGuard(auth.GuardConfig{}) // the zero config is valid
 	}
-	authn := &auth.Authenticator{Admin: s.Tokens, Links: s.Links, LinkParam: LinkParam, AllowLoopback: s.Tokens.Len() == 0}
+	// Verifiers are set only when present: a typed nil in the interface would be called.
+	authn := &auth.Authenticator{AllowLoopback: s.Tokens.Len() == 0}
+	if s.Tokens != nil {
+		authn.Admin = s.Tokens
+	}
+	if s.Links != nil {
+		authn.Links, authn.LinkParam = s.Links, LinkParam
+	}
 	h := s.authorize(mux)
 	h = authn.Middleware(Realm, probes...)(h)
 	h = s.loopbackOnly(h)

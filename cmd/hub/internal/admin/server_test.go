@@ -93,3 +93,24 @@ func TestAdminAuth(t *testing.T) {
 		}
 	})
 }
+
+// TestSEC_AdminLinkWithoutSigner: a link token presented to an API that has no link
+// signer (no secret key) is refused like any unknown credential, header or query.
+func TestSEC_AdminLinkWithoutSigner(t *testing.T) {
+	t.Parallel()
+	h := (&Server{Access: Access{Tokens: tokens(t, "operator-token-0123456789abcdef")}}).Handler()
+	for _, r := range []*http.Request{
+		httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/endpoints?link=ehl_00000000.e30.x", nil),
+		httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8081/endpoints", nil),
+	} {
+		r.RemoteAddr = "127.0.0.1:1"
+		if r.URL.RawQuery == "" {
+			r.Header.Set("Authorization", "Bearer ehl_00000000.e30.x")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401\n%s", r.URL, w.Code, w.Body)
+		}
+	}
+}
