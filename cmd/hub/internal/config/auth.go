@@ -44,17 +44,11 @@ type Links struct {
 	TTL time.Duration `yaml:"ttl"`
 }
 
+// validate checks the binary's own keys; api_keys and jwt are the libraries' configs,
+// validated by their own Validate on the configuration the library will use (each error
+// placed at the key it names, as store.ledger's are).
 func (a Auth) validate() error {
 	var errs []error
-	if err := a.APIKeys.Validate(); err != nil {
-		errs = append(errs, &FieldError{Key: "api_keys", Err: err})
-	}
-	if a.JWT != nil {
-		c := a.JWT.WithDefaults()
-		if err := c.Validate(); err != nil {
-			errs = append(errs, &FieldError{Key: "jwt", Err: err})
-		}
-	}
 	if a.Audit.Retention < 0 {
 		errs = append(errs, Field("audit.retention", "must not be negative"))
 	}
@@ -62,6 +56,14 @@ func (a Auth) validate() error {
 		errs = append(errs, Field("links.ttl", "between 0 and %s", auth.MaxLinkTTL))
 	}
 	return errors.Join(errs...)
+}
+
+func (a Auth) validateJWT() error {
+	if a.JWT == nil {
+		return nil
+	}
+	c := a.JWT.WithDefaults()
+	return c.Validate()
 }
 
 // AdminAccess is the access part of the admin section: more tokens, the names and

@@ -30,6 +30,8 @@ func (f *File) validate() Problems {
 		{"admin", c.Admin.validate()},
 		{"admin", c.Admin.AdminAccess.validate()},
 		{"auth", c.Auth.validate()},
+		{"auth.api_keys", c.Auth.APIKeys.Validate()},
+		{"auth.jwt", c.Auth.validateJWT()},
 		{"secrets", c.Secrets.validate()},
 		{"metrics", c.Metrics.validate()},
 		{"schemas", c.Schemas.validate()},
