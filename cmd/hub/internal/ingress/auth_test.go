@@ -63,7 +63,9 @@ func TestSEC_IngressAccess(t *testing.T) {
 		_ = json.Unmarshal(w.Body.Bytes(), &p)
 		return w, p
 	}
-	ev := func(id, tenant string) string { return strings.Replace(strings.Replace(validErased, "evt_1", id, 1), `"acme"`, `"`+tenant+`"`, 1) }
+	ev := func(id, tenant string) string {
+		return strings.Replace(strings.Replace(validErased, "evt_1", id, 1), `"acme"`, `"`+tenant+`"`, 1)
+	}
 	bearer := map[string]string{"Authorization": "Bearer " + key}
 
 	if w, p := do(nil, ContentTypeStructured, ev("evt_a", "acme")); w.Code != 401 || p["status"] != 401.0 {
