@@ -193,3 +193,12 @@ func ExampleNewCertReloader() {
 	_ = srv.ListenAndServeTLS("", "")
 	// Output: InvalidArgument
 }
+
+// Validate a JWT configuration as the verifier will use it, without fetching the key
+// set (what `hub lint` does with the auth.jwt section).
+func ExampleJWTConfig_WithDefaults() {
+	cfg := auth.JWTConfig{JWKSURL: "https://idp.example.com/.well-known/jwks.json", Issuer: "https://idp.example.com/", Audience: "eventhub"}
+	c := cfg.WithDefaults()
+	fmt.Println(c.TenantClaim, c.ClockSkew, c.Validate())
+	// Output: tenant_id 30s <nil>
+}

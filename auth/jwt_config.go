@@ -109,6 +109,15 @@ func (c *JWTConfig) setDefaults() {
 	}
 }
 
+// WithDefaults returns the configuration NewJWTVerifier would use: c with every unset
+// field given its default, on a copy, fetching nothing. Tools that check a
+// configuration before running (hub lint) validate this, so they carry no copy of the
+// defaults.
+func (c JWTConfig) WithDefaults() JWTConfig {
+	c.setDefaults()
+	return c
+}
+
 // Validate reports the first invalid field by name.
 func (c *JWTConfig) Validate() error {
 	bad := func(field, why string) error {

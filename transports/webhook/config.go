@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/koder/eventhub/secrets"
 )
 
 // Defaults for Config. Each names its unit; see the field docs for the trade-offs.
@@ -102,6 +104,11 @@ type Config struct {
 	Allow []string `yaml:"allow"`
 	// Resolver resolves receiver hosts. Default net.DefaultResolver. Tests inject one.
 	Resolver Resolver `yaml:"-"`
+
+	// Keyring encrypts the endpoints' signing secrets in the ledger's database
+	// (AES-256-GCM, bound to the endpoint id; see secrets_at_rest.go). Default none:
+	// secrets are stored as given, and rows encrypted earlier cannot be read.
+	Keyring *secrets.Keyring `yaml:"-"`
 
 	// Registerer receives the transport's metrics. Default none (not exported).
 	Registerer prometheus.Registerer `yaml:"-"`

@@ -38,10 +38,13 @@ const (
 
 // Delivery is one (endpoint, event) delivery.
 type Delivery struct {
-	ID          int64         `json:"id"`
-	EndpointID  string        `json:"endpoint_id"`
-	EventID     string        `json:"event_id"`
-	EventType   string        `json:"event_type"`
+	ID         int64  `json:"id"`
+	EndpointID string `json:"endpoint_id"`
+	EventID    string `json:"event_id"`
+	EventType  string `json:"event_type"`
+	// TenantID is the tenant of the endpoint the delivery went to when it was fanned
+	// out ("" for an endpoint of every tenant, and for deliveries made before the field).
+	TenantID    string        `json:"tenant_id,omitempty"`
 	State       DeliveryState `json:"state"`
 	Reason      string        `json:"reason,omitempty"`
 	Attempt     int           `json:"attempt"`
@@ -128,7 +131,7 @@ func deliveryFromJob(j *rivertype.JobRow) (*Delivery, error) {
 	}
 	_ = json.Unmarshal(j.Metadata, &meta) // absent keys stay zero
 	d := &Delivery{
-		ID: j.ID, EndpointID: args.EndpointID, EventID: args.EventID, EventType: args.EventType,
+		ID: j.ID, EndpointID: args.EndpointID, EventID: args.EventID, EventType: args.EventType, TenantID: args.TenantID,
 		State: stateOf(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
 		LastStatus: meta.Status, LastResponse: meta.Response, LastError: meta.Error, LastCode: meta.Code,
 		CreatedAt: ledger.Truncate(j.CreatedAt), ScheduledAt: j.ScheduledAt, header: args.Header, body: args.Body,
@@ -170,7 +173,10 @@ func (t *Transport) Delivery(ctx context.Context, id int64) (*Delivery, error) {
 type DeliveryFilter struct {
 	EndpointID string
 	EventID    string
-	State      DeliveryState
+	// TenantID selects the deliveries of this tenant's endpoints (Delivery.TenantID);
+	// a tenant-scoped caller's listing runs with it, in the ledger query (a tag).
+	TenantID string
+	State    DeliveryState
 	// Since and Until bound the delivery's creation (fan-out) time: [Since, Until), at
 	// the ledger's millisecond precision (ledger.Truncate on both sides): a delivery
 	// created in Since's millisecond is included, one created in Until's is not. So
@@ -201,8 +207,8 @@ func (t *Transport) Deliveries(ctx context.Context, f DeliveryFilter) ([]*Delive
 		limit = 1000
 	}
 	p := river.NewJobListParams().Kinds(deliveryKind).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(listPage)
-	if f.EndpointID != "" {
-		p = p.TagsAny(f.EndpointID)
+	if tags := filterTags(f.EndpointID, f.TenantID); len(tags) > 0 {
+		p = p.TagsAll(tags...)
 	}
 	if f.State != "" {
 		p = p.States(riverStates(f.State)...)
@@ -221,7 +227,8 @@ func (t *Transport) Deliveries(ctx context.Context, f DeliveryFilter) ([]*Delive
 			if err != nil {
 				return nil, err
 			}
-			if (f.EndpointID != "" && d.EndpointID != f.EndpointID) || (f.EventID != "" && d.EventID != f.EventID) {
+			if (f.EndpointID != "" && d.EndpointID != f.EndpointID) || (f.EventID != "" && d.EventID != f.EventID) ||
+				(f.TenantID != "" && d.TenantID != f.TenantID) {
 				continue
 			}
 			out = append(out, d)
@@ -254,6 +261,8 @@ func (t *Transport) Resend(ctx context.Context, id int64) (*Delivery, error) {
 type ResendFilter struct {
 	// EndpointID limits the resend to one endpoint; empty = all.
 	EndpointID string
+	// TenantID limits the resend to deliveries of this tenant (DeliveryFilter.TenantID).
+	TenantID string
 	// Since and Until bound the deliveries' creation time: [Since, Until), at
 	// millisecond precision, as in DeliveryFilter.
 	Since, Until time.Time
@@ -266,7 +275,7 @@ const maxBulkResend = 100_000
 // up to 100 000 per call, and returns how many it resent. The set is taken first, so a
 // delivery that dies again meanwhile is not resent twice by one call.
 func (t *Transport) ResendDead(ctx context.Context, f ResendFilter) (int, error) {
-	dead, err := t.Deliveries(ctx, DeliveryFilter{EndpointID: f.EndpointID, State: DeliveryDead, Since: f.Since, Until: f.Until, Limit: maxBulkResend})
+	dead, err := t.Deliveries(ctx, DeliveryFilter{EndpointID: f.EndpointID, TenantID: f.TenantID, State: DeliveryDead, Since: f.Since, Until: f.Until, Limit: maxBulkResend})
 	if err != nil {
 		return 0, err
 	}

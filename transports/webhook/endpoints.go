@@ -59,7 +59,7 @@ func (t *Transport) Endpoint(ctx context.Context, id string) (*Endpoint, error) 
 
 // Endpoints lists every endpoint, enabled or not, by id (= creation order).
 func (t *Transport) Endpoints(ctx context.Context) ([]*Endpoint, error) {
-	return t.st.listEndpoints(ctx, false)
+	return t.st.listEndpoints(ctx, endpointQuery{open: true})
 }
 
 // UpdateEndpoint changes the fields set in u. A new URL passes the SSRF rules first.
@@ -181,10 +181,16 @@ func (t *Transport) modify(ctx context.Context, id string, change func(*Endpoint
 }
 
 // checkSecret refuses secrets too short to resist guessing (Standard Webhooks asks for
-// 24-64 random bytes; a whsec_ secret of 24 bytes is 38 characters).
+// 24-64 random bytes; a whsec_ secret of 24 bytes is 38 characters), and secrets that
+// look encrypted: a stored value starting with the encryption marker is decrypted, so a
+// caller who could store one would make the endpoint sign with whatever an attacker's
+// ciphertext opens to, or, under a keyless ring, be mistaken for a sealed value.
 func checkSecret(s string) error {
 	if len(s) < 24 {
 		return hub.Errorf(hub.InvalidArgument, "webhook: secret: at least 24 characters (use NewSecret)")
+	}
+	if strings.HasPrefix(s, "enc:") {
+		return hub.Errorf(hub.InvalidArgument, "webhook: secret: must not start with \"enc:\" (the prefix of an encrypted secret)")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/secrets"
 )
 
 // The transport's own tables live in the ledger's database (its PostgreSQL schema via
@@ -39,8 +40,12 @@ var schemaSQL = []string{
 	)`,
 }
 
-// store is the SQL of endpoints and breakers.
-type store struct{ db *sql.DB }
+// store is the SQL of endpoints and breakers. ring, when set, encrypts the endpoints'
+// signing secrets at rest (secrets_at_rest.go).
+type store struct {
+	db   *sql.DB
+	ring *secrets.Keyring
+}
 
 func (s store) migrate(ctx context.Context) error {
 	for _, q := range schemaSQL {
@@ -82,7 +87,11 @@ const endpointCols = `id, url, secrets, patterns, tenant_id, enabled, disabled_r
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanEndpoint(r scanner) (*Endpoint, error) {
+// scanEndpoint reads one endpoint row. With open, its secrets are decrypted (a worker
+// signs with them, an update rewrites them); without, they stay as stored, which is all
+// fan-out and the listings need (they read patterns, tenants and the secrets' count),
+// so a row whose secret cannot be decrypted never stops delivery to the others.
+func (s store) scanEndpoint(r scanner, open bool) (*Endpoint, error) {
 	var (
 		e                 Endpoint
 		secrets, patterns string
@@ -95,6 +104,11 @@ func scanEndpoint(r scanner) (*Endpoint, error) {
 	}
 	if err := json.Unmarshal([]byte(secrets), &e.Secrets); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: secrets: %w", e.ID, err)
+	}
+	if open {
+		if err := s.openSecrets(e.ID, e.Secrets); err != nil {
+			return nil, err
+		}
 	}
 	if err := json.Unmarshal([]byte(patterns), &e.Patterns); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: patterns: %w", e.ID, err)
@@ -109,7 +123,10 @@ func scanEndpoint(r scanner) (*Endpoint, error) {
 }
 
 func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
-	secrets, _ := json.Marshal(e.Secrets)
+	secrets, err := s.sealSecrets(e.ID, e.Secrets)
+	if err != nil {
+		return err
+	}
 	patterns, _ := json.Marshal(e.Patterns)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -118,7 +135,7 @@ func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		e.ID, e.URL, string(secrets), string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
+		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
 		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version); err != nil {
 		return dbErr("create endpoint", err)
 	}
@@ -132,26 +149,38 @@ func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
 }
 
 func (s store) getEndpoint(ctx context.Context, id string) (*Endpoint, error) {
-	e, err := scanEndpoint(s.db.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1`, id))
+	e, err := s.scanEndpoint(s.db.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1`, id), true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, hub.Errorf(hub.NotFound, "webhook: endpoint %s not found", id)
+	}
+	if err != nil && hub.Code(err) != hub.Unknown {
+		return nil, err // the row's own error (its secrets do not decrypt): not the database's
 	}
 	return e, dbErr("get endpoint", err)
 }
 
-func (s store) listEndpoints(ctx context.Context, enabledOnly bool) ([]*Endpoint, error) {
-	q := `SELECT ` + endpointCols + ` FROM webhook_endpoints`
-	if enabledOnly {
-		q += ` WHERE enabled = 1`
-	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`)
+// endpointQuery selects the endpoints listEndpoints reads.
+type endpointQuery struct {
+	enabledOnly bool
+	// tenant: only this tenant's endpoints ("" = every endpoint).
+	tenant string
+	// open decrypts the secrets (see scanEndpoint).
+	open bool
+}
+
+func (s store) listEndpoints(ctx context.Context, eq endpointQuery) ([]*Endpoint, error) {
+	q := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
 	if err != nil {
 		return nil, dbErr("list endpoints", err)
 	}
 	defer rows.Close()
 	var out []*Endpoint
 	for rows.Next() {
-		e, err := scanEndpoint(rows)
+		e, err := s.scanEndpoint(rows, eq.open)
+		if err != nil && hub.Code(err) != hub.Unknown {
+			return nil, err
+		}
 		if err != nil {
 			return nil, dbErr("list endpoints", err)
 		}
@@ -163,12 +192,15 @@ func (s store) listEndpoints(ctx context.Context, enabledOnly bool) ([]*Endpoint
 // saveEndpoint writes e if nobody changed it since it was read (optimistic lock on
 // version); false when somebody did.
 func (s store) saveEndpoint(ctx context.Context, e *Endpoint) (bool, error) {
-	secrets, _ := json.Marshal(e.Secrets)
+	secrets, err := s.sealSecrets(e.ID, e.Secrets)
+	if err != nil {
+		return false, err
+	}
 	patterns, _ := json.Marshal(e.Patterns)
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $2, secrets = $3, patterns = $4,
 		tenant_id = $5, enabled = $6, disabled_reason = $7, description = $8, updated_at = $9, version = version + 1
 		WHERE id = $1 AND version = $10`,
-		e.ID, e.URL, string(secrets), string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
+		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
 		e.Description, micros(e.UpdatedAt), e.version)
 	if err != nil {
 		return false, dbErr("update endpoint", err)

@@ -63,11 +63,14 @@ const deliveryKind = "webhook_delivery"
 // encoded once. Body is []byte (base64 in the job's JSON) because a binary-mode body
 // may be any bytes, and PostgreSQL's jsonb would re-format a nested JSON object.
 type deliveryArgs struct {
-	EndpointID string            `json:"endpoint_id" river:"unique"`
-	EventID    string            `json:"event_id" river:"unique"`
-	EventType  string            `json:"event_type"`
-	Header     map[string]string `json:"header"`
-	Body       []byte            `json:"body"`
+	EndpointID string `json:"endpoint_id" river:"unique"`
+	EventID    string `json:"event_id" river:"unique"`
+	EventType  string `json:"event_type"`
+	// TenantID is the endpoint's tenant at fan-out ("" for an endpoint of every
+	// tenant): whose delivery this is, for tenant-scoped listings (tenant.go).
+	TenantID string            `json:"tenant_id,omitempty"`
+	Header   map[string]string `json:"header"`
+	Body     []byte            `json:"body"`
 }
 
 func (deliveryArgs) Kind() string { return deliveryKind }
@@ -93,7 +96,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	t := &Transport{
 		cfg:     cfg,
 		l:       l,
-		st:      store{db: l.DB()},
+		st:      store{db: l.DB(), ring: cfg.Keyring},
 		guard:   g,
 		client:  newHTTPClient(g, cfg.MaxConnsPerHost),
 		policy:  retryPolicy{schedule: cfg.RetrySchedule, jitter: cfg.Jitter, maxRetryAfter: cfg.MaxRetryAfter},
@@ -167,7 +170,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	eps, err := t.st.listEndpoints(ctx, true)
+	eps, err := t.st.listEndpoints(ctx, endpointQuery{enabledOnly: true})
 	if err != nil {
 		return err
 	}
@@ -195,11 +198,11 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 				}
 			}
 			params = append(params, river.InsertManyParams{
-				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, Header: header, Body: body},
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body},
 				InsertOpts: &river.InsertOpts{
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),
-					Tags:        []string{ep.ID},
+					Tags:        deliveryTags(ep),
 					UniqueOpts:  t.unique,
 				},
 			})

@@ -49,13 +49,16 @@ func (e *Endpoint) ViewWithSecret() EndpointView {
 type Page struct {
 	After string
 	Limit int
+	// TenantID lists only the endpoints of this tenant ("" = every endpoint): the
+	// filter a tenant-scoped caller's listing runs with, in the query itself.
+	TenantID string
 }
 
 // ListEndpoints lists endpoints by id (= creation order), enabled or not, without
 // their secrets. It reads every endpoint and pages in memory: a hub has few endpoints
 // (Send reads all the enabled ones on every call).
 func (t *Transport) ListEndpoints(ctx context.Context, p Page) ([]EndpointView, error) {
-	eps, err := t.st.listEndpoints(ctx, false)
+	eps, err := t.st.listEndpoints(ctx, endpointQuery{tenant: p.TenantID})
 	if err != nil {
 		return nil, err
 	}

@@ -123,7 +123,7 @@ func (s *Server) dlqFor(w http.ResponseWriter, r *http.Request) (dlqOps, bool) {
 		return dlqOps{}, false
 	}
 	if p, ok := t.Module.(ops.DLQProvider); ok {
-		if d, ok := opsOf(p.DLQ()); ok {
+		if d, ok := opsFor(p.DLQ(), scopedTenant(r.Context())); ok {
 			return d, true
 		}
 	}
@@ -176,7 +176,7 @@ func (s *Server) dlqRoutes(mux *http.ServeMux) {
 			default:
 				n, err = d.purge(r.Context(), b.IDs)
 			}
-			reply(w, map[string]int{op + "ed": n}, err)
+			s.done(w, r, "dlq."+op, "dlq/"+r.PathValue("transport"), scopedTenant(r.Context()), http.StatusOK, map[string]int{op + "ed": n}, err)
 		})
 	}
 }

@@ -53,8 +53,11 @@ func TestW3_AdminDLQ(t *testing.T) {
 		{Name: "queue", Type: "source.rabbitmq", Module: rabbitModule{}},
 	}}).Handler()
 	do := func(method, path, body string) (int, string) {
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r := httptest.NewRequest(method, "http://127.0.0.1:8081"+path, strings.NewReader(body))
 		r.RemoteAddr = "127.0.0.1:1"
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		return w.Code, w.Body.String()

@@ -53,7 +53,7 @@ func (s *Server) outboxRoutes(mux *http.ServeMux) {
 			return
 		}
 		n, err := resendRows(r, o, b)
-		reply(w, resentReply{Resent: n}, err)
+		s.done(w, r, "outbox.resend", "outbox/"+b.Destination, "", http.StatusOK, resentReply{Resent: n}, err)
 	}))
 }
 

@@ -1,17 +1,16 @@
 // Package admin is the hub binary's operations API: health and readiness, routes,
-// transport status, DLQs, webhook endpoints and deliveries, the outbox, and Prometheus
-// metrics. It adds no behaviour: every operation is a library call behind the ops
-// interfaces.
+// transport status, DLQs, webhook endpoints and deliveries, the outbox, API keys, link
+// tokens, the audit trail, secrets at rest, and Prometheus metrics. It adds no
+// behaviour: every operation is a library call behind the ops interfaces, and every
+// request passes the access layer (access.go) first.
 package admin
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,9 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/problem"
 	"github.com/koder/eventhub/outbox"
+	"github.com/koder/eventhub/secrets"
 )
 
 // Limits and timeouts of the API.
@@ -62,9 +64,18 @@ type Transport struct {
 
 // Server is the admin API handler.
 type Server struct {
-	// Token, when set, is required as "Authorization: Bearer <token>" on every path but
-	// /healthz and /readyz. When empty, only loopback clients are answered.
-	Token      string
+	// Access is who may call the API and what each caller sees (access.go): admin and
+	// link tokens, the request guard, the concurrency bound.
+	Access
+	// Keys is the API key store (/keys); nil without a store.
+	Keys *auth.KeyStore
+	// Audit records every admin action; nil: slog records only, through Logger.
+	Audit *auth.AuditLog
+	// AuditStore serves GET /audit; nil without a store.
+	AuditStore *auth.AuditStore
+	// Keyring encrypts secrets at rest (/secrets); nil when no key is configured.
+	Keyring *secrets.Keyring
+
 	Routes     []Route
 	Transports []Transport
 	// Sources are listed for DLQ operations (a consumer group's DLQ belongs to its source).
@@ -91,45 +102,15 @@ func (s *Server) Handler() http.Handler {
 	s.dlqRoutes(mux)
 	s.webhookRoutes(mux)
 	s.outboxRoutes(mux)
+	s.keyRoutes(mux)
+	s.auditRoutes(mux)
+	s.secretsRoutes(mux)
+	s.linkRoutes(mux)
 	if s.Gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{}))
 	}
 	s.mux = mux
-	return s.auth(mux)
-}
-
-// auth enforces the bearer token, or loopback-only clients when there is no token.
-func (s *Server) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Token == "" {
-			if !loopbackClient(r.RemoteAddr) {
-				writeError(w, http.StatusForbidden, "the admin API has no token configured and answers loopback clients only")
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hub-admin"`)
-			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func loopbackClient(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return s.protect(mux)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
@@ -224,29 +205,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError writes an RFC 9457 problem body.
 func writeError(w http.ResponseWriter, status int, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": detail})
+	problem.Write(w, problem.New(status, "", detail))
 }
 
-// writeErr maps a library error's hub code to a status.
+// writeErr answers a library error as a problem document, its status from its hub code
+// (internal/problem's table, shared with the ingress and the request guards): 401 with
+// a challenge, 403 naming the field at fault, 429 with Retry-After. A deadline is 503
+// here (the API's own bound ran out, not a gateway's); a server-side error's detail is
+// generic, since its message may name a database host.
 func writeErr(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	switch hub.Code(err) {
-	case hub.NotFound:
-		status = http.StatusNotFound
-	case hub.InvalidArgument:
-		status = http.StatusBadRequest
-	case hub.AlreadyExists:
-		status = http.StatusConflict
-	case hub.FailedPrecondition:
-		status = http.StatusConflict
-	case hub.PermissionDenied:
-		status = http.StatusForbidden
-	case hub.Unavailable, hub.DeadlineExceeded:
-		status = http.StatusServiceUnavailable
+	if hub.Code(err) == hub.DeadlineExceeded {
+		writeError(w, http.StatusServiceUnavailable, "timed out; retry later")
+		return
 	}
-	writeError(w, status, err.Error())
+	auth.WriteError(w, Realm, err)
 }
 
 func readBody(r *http.Request) (json.RawMessage, error) {

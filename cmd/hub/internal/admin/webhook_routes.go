@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
@@ -84,9 +85,13 @@ type resentReply struct {
 	Resent     int                 `json:"resent"`
 }
 
+// Every webhook route is scoped by the caller's tenant: listings filter in the
+// library's query (webhook.Page.TenantID, DeliveryFilter.TenantID), single objects are
+// checked after the read (another tenant's is 404), and a tenant-scoped caller creates
+// and moves endpoints within its own tenant only.
 func (s *Server) webhookRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /endpoints", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
-		v, err := t.ListEndpoints(r.Context(), webhook.Page{After: r.URL.Query().Get("after"), Limit: intParam(r, "limit", 0)})
+		v, err := t.ListEndpoints(r.Context(), webhook.Page{After: r.URL.Query().Get("after"), Limit: intParam(r, "limit", 0), TenantID: scopedTenant(r.Context())})
 		reply(w, v, err)
 	}))
 	mux.HandleFunc("POST /endpoints", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
@@ -94,15 +99,20 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 		if !decodeBody(w, r, &b) {
 			return
 		}
-		e, err := t.CreateEndpoint(r.Context(), b.spec())
-		if err != nil {
-			writeErr(w, err)
+		var err error
+		if b.Tenant, err = ownTenant(r.Context(), "tenant", b.Tenant); err != nil {
+			s.done(w, r, "endpoint.create", "", "", 0, nil, err)
 			return
 		}
-		writeJSON(w, http.StatusCreated, e.ViewWithSecret())
+		e, err := t.CreateEndpoint(r.Context(), b.spec())
+		if err != nil {
+			s.done(w, r, "endpoint.create", "", b.spec().TenantID, 0, nil, err)
+			return
+		}
+		s.done(w, r, "endpoint.create", "endpoint/"+e.ID, e.TenantID, http.StatusCreated, e.ViewWithSecret(), nil)
 	}))
 	mux.HandleFunc("GET /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
-		e, err := t.Endpoint(r.Context(), r.PathValue("id"))
+		e, err := s.ownedEndpoint(r, t)
 		replyView(w, e, err, false)
 	}))
 	mux.HandleFunc("PATCH /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
@@ -110,26 +120,41 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 		if !decodeBody(w, r, &b) {
 			return
 		}
+		id := r.PathValue("id")
 		if b.Secret != "" {
 			writeErr(w, hub.Errorf(hub.InvalidArgument, "secret: use POST /endpoints/{id}/rotate"))
 			return
 		}
-		e, err := t.UpdateEndpoint(r.Context(), r.PathValue("id"),
-			webhook.EndpointUpdate{URL: b.URL, Patterns: b.Types, TenantID: b.Tenant, Description: b.Description, Enabled: b.Enabled})
-		replyView(w, e, err, false)
-	}))
-	mux.HandleFunc("DELETE /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
-		if err := t.DeleteEndpoint(r.Context(), r.PathValue("id")); err != nil {
-			writeErr(w, err)
+		cur, err := s.ownedEndpoint(r, t)
+		if err == nil && b.Tenant != nil {
+			b.Tenant, err = ownTenant(r.Context(), "tenant", b.Tenant)
+		}
+		if err != nil {
+			s.done(w, r, "endpoint.update", "endpoint/"+id, tenantOf(cur), 0, nil, err)
 			return
 		}
-		w.WriteHeader(http.StatusNoContent)
+		e, err := t.UpdateEndpoint(r.Context(), id,
+			webhook.EndpointUpdate{URL: b.URL, Patterns: b.Types, TenantID: b.Tenant, Description: b.Description, Enabled: b.Enabled})
+		var v any
+		if err == nil {
+			v = e.View()
+		}
+		s.done(w, r, "endpoint.update", "endpoint/"+id, cur.TenantID, http.StatusOK, v, err)
+	}))
+	mux.HandleFunc("DELETE /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		cur, err := s.ownedEndpoint(r, t)
+		if err == nil {
+			err = t.DeleteEndpoint(r.Context(), id)
+		}
+		s.done(w, r, "endpoint.delete", "endpoint/"+id, tenantOf(cur), http.StatusNoContent, nil, err)
 	}))
 	mux.HandleFunc("POST /endpoints/{id}/rotate", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
 		var b rotateBody
 		if !decodeBody(w, r, &b) {
 			return
 		}
+		id := r.PathValue("id")
 		opts := webhook.RotateOptions{Secret: b.Secret, Revoke: b.Revoke}
 		if b.Grace != "" {
 			d, err := time.ParseDuration(b.Grace)
@@ -139,8 +164,16 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			}
 			opts.Grace = d
 		}
-		e, err := t.RotateSecret(r.Context(), r.PathValue("id"), opts)
-		replyView(w, e, err, true)
+		cur, err := s.ownedEndpoint(r, t)
+		var e *webhook.Endpoint
+		if err == nil {
+			e, err = t.RotateSecret(r.Context(), id, opts)
+		}
+		var v any
+		if err == nil {
+			v = e.ViewWithSecret()
+		}
+		s.done(w, r, "endpoint.rotate", "endpoint/"+id, tenantOf(cur), http.StatusOK, v, err)
 	}))
 	mux.HandleFunc("GET /deliveries", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
 		f, err := deliveryFilter(r.URL.Query())
@@ -148,6 +181,7 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			writeErr(w, err)
 			return
 		}
+		f.TenantID = scopedTenant(r.Context())
 		ds, err := t.Deliveries(r.Context(), f)
 		if ds == nil {
 			ds = []*webhook.Delivery{}
@@ -160,7 +194,7 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			writeErr(w, err)
 			return
 		}
-		d, err := t.Delivery(r.Context(), id)
+		d, err := ownedDelivery(r, t, id)
 		reply(w, d, err)
 	}))
 	mux.HandleFunc("POST /deliveries/resend", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
@@ -169,18 +203,61 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			return
 		}
 		v, err := resend(r, t, b)
-		reply(w, v, err)
+		object := "deliveries/" + strings.Join(b.IDs, ",")
+		if len(b.IDs) == 0 {
+			object = "deliveries/dead"
+			if b.Endpoint != "" {
+				object = "endpoint/" + b.Endpoint
+			}
+		}
+		s.done(w, r, "delivery.resend", object, scopedTenant(r.Context()), http.StatusOK, v, err)
 	}))
 }
 
-// resend delivers again the deliveries named, or every dead one of an endpoint in a
-// time range.
+// ownedEndpoint reads the endpoint of the path's id if the caller may see it.
+func (s *Server) ownedEndpoint(r *http.Request, t *webhook.Transport) (*webhook.Endpoint, error) {
+	id := r.PathValue("id")
+	e, err := t.Endpoint(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwner(r.Context(), "webhook: endpoint", id, e.TenantID); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ownedDelivery reads a delivery if the caller may see it.
+func ownedDelivery(r *http.Request, t *webhook.Transport, id int64) (*webhook.Delivery, error) {
+	d, err := t.Delivery(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOwner(r.Context(), "webhook: delivery", strconv.FormatInt(id, 10), d.TenantID); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func tenantOf(e *webhook.Endpoint) string {
+	if e == nil {
+		return ""
+	}
+	return e.TenantID
+}
+
+// resend delivers again the deliveries named (each checked against the caller's
+// tenant first), or every dead one of an endpoint in a time range (of the caller's
+// tenant).
 func resend(r *http.Request, t *webhook.Transport, b resendBody) (resentReply, error) {
 	if len(b.IDs) > 0 {
 		var out []*webhook.Delivery
 		for _, s := range b.IDs {
 			id, err := parseID(s)
 			if err != nil {
+				return resentReply{}, err
+			}
+			if _, err := ownedDelivery(r, t, id); err != nil {
 				return resentReply{}, err
 			}
 			d, err := t.Resend(r.Context(), id)
@@ -191,7 +268,7 @@ func resend(r *http.Request, t *webhook.Transport, b resendBody) (resentReply, e
 		}
 		return resentReply{Deliveries: out, Resent: len(out)}, nil
 	}
-	f := webhook.ResendFilter{EndpointID: b.Endpoint}
+	f := webhook.ResendFilter{EndpointID: b.Endpoint, TenantID: scopedTenant(r.Context())}
 	var err error
 	if f.Since, err = parseTime(b.Since); err != nil {
 		return resentReply{}, err

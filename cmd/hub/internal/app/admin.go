@@ -1,17 +1,36 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/admin"
 )
 
-func (a *App) adminServer() *admin.Server {
+func (a *App) adminServer(ctx context.Context) (*admin.Server, error) {
 	cfg := &a.plan.File.Config
-	s := &admin.Server{Token: cfg.Admin.Token, Gatherer: a.reg, Logger: a.log, Ready: a.ready.Load}
+	acc, err := a.adminAccess()
+	if err != nil {
+		return nil, err
+	}
+	s := &admin.Server{Access: acc, Gatherer: a.reg, Logger: a.log, Ready: a.ready.Load, Audit: &auth.AuditLog{Logger: a.log}}
+	if s.Keyring, err = a.store.Keyring(); err != nil {
+		return nil, err
+	}
+	if cfg.Store.Configured() {
+		if s.Keys, err = a.store.Keys(ctx); err != nil {
+			return nil, err
+		}
+		if s.AuditStore, err = a.store.Audit(ctx); err != nil {
+			return nil, err
+		}
+		s.Audit.Store = s.AuditStore
+	}
 	for _, r := range cfg.Routes {
 		ar := admin.Route{Pattern: r.Pattern, To: r.To, Delivery: r.Delivery, Attempts: r.Retry.Attempts}
 		if r.Retry.Backoff > 0 {
@@ -29,7 +48,39 @@ func (a *App) adminServer() *admin.Server {
 		s.Sources = append(s.Sources, admin.Transport{Name: src.Name, Type: string(src.ID), Module: src.Module})
 	}
 	s.Outbox = a.outbox
-	return s
+	return s, nil
+}
+
+// adminAccess builds the admin API's access layer from the admin and auth sections:
+// the tokens of admin.token and admin.token_file, link tokens signed with a key derived
+// from the secret key ring (none without a ring), the request guard and the bound.
+func (a *App) adminAccess() (admin.Access, error) {
+	cfg := &a.plan.File.Config
+	tokens, err := auth.LoadAdminTokens(cfg.Admin.Token, a.plan.File.Resolve(cfg.Admin.TokenFile))
+	if err != nil {
+		return admin.Access{}, fmt.Errorf("admin: %w", err)
+	}
+	if short := tokens.Short(); len(short) > 0 {
+		a.log.Warn("admin tokens shorter than 24 characters can be guessed; generate tokens with `hub token generate`", "ids", short)
+	}
+	g, err := auth.NewGuard(auth.GuardConfig{ListenAddr: cfg.Admin.Listen, Hosts: cfg.Admin.Hosts, Origins: cfg.Admin.Origins})
+	if err != nil {
+		return admin.Access{}, fmt.Errorf("admin: %w", err)
+	}
+	acc := admin.Access{Tokens: tokens, Guard: g, LinkTTL: cfg.Auth.Links.TTL}
+	if cfg.Admin.MaxConcurrent > 0 {
+		acc.Concurrency = auth.NewConcurrencyLimiter(cfg.Admin.MaxConcurrent)
+	}
+	ring, err := a.store.Keyring()
+	if err != nil {
+		return admin.Access{}, err
+	}
+	if ring != nil {
+		if acc.Links, err = auth.NewLinkSigner(ring.DeriveKeys("link-tokens")...); err != nil {
+			return admin.Access{}, err
+		}
+	}
+	return acc, nil
 }
 
 func metricsOnly(g prometheus.Gatherer) http.Handler {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
@@ -33,6 +35,8 @@ type App struct {
 	ready   atomic.Bool
 	servers []*http.Server
 	addrs   map[string]string
+	// stopBackground ends the access layer's background work (access.go).
+	stopBackground func()
 
 	transports []openTransport
 	started    []Section[registry.SourceModule]
@@ -55,7 +59,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	a = &App{plan: p, log: p.Logger, addrs: map[string]string{}}
 	a.reg = prometheus.NewRegistry()
 	a.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.store = store.New(cfg.Store, p.File, p.Logger)
+	a.store = store.New(cfg.Store, p.File, p.Env, p.Logger)
 	a.rt = &registry.Runtime{Logger: p.Logger, Registry: a.reg, Schemas: p.Schemas, Store: a.store,
 		StreamMetrics: hub.NewStreamMetrics(a.reg)}
 	defer func() {
@@ -94,6 +98,9 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	if err := a.forward(dest); err != nil {
 		return a, err
 	}
+	if err := a.startAccess(ctx); err != nil {
+		return a, err
+	}
 	// The ledger works webhook deliveries and outbox rows; it starts once every module
 	// registered its workers and queues.
 	if err := a.store.Start(ctx); err != nil {
@@ -102,12 +109,16 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	// Listeners bind before intake starts, so a port in use fails the start before any
 	// event is accepted; /readyz says ready only once everything runs.
 	if cfg.Admin.AdminEnabled() {
-		if err := a.listen("admin", cfg.Admin.Listen, a.adminServer().Handler()); err != nil {
+		srv, err := a.adminServer(ctx)
+		if err != nil {
+			return a, err
+		}
+		if err := a.listen("admin", cfg.Admin.Listen, srv.Handler(), cfg.Admin.TLS); err != nil {
 			return a, err
 		}
 	}
 	if cfg.Metrics.Listen != "" {
-		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg)); err != nil {
+		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg), config.TLS{}); err != nil {
 			return a, err
 		}
 	}
@@ -169,20 +180,34 @@ func (a *App) transport(name string) hub.Transport {
 	return nil
 }
 
-func (a *App) listen(what, addr string, h http.Handler) error {
+// listen serves h on addr in the background, with the header limits of auth.Harden,
+// over TLS when tc names a pair (reloaded without restart).
+func (a *App) listen(what, addr string, h http.Handler, tc config.TLS) error {
+	var tlsCfg *tls.Config
+	if tc.Enabled() {
+		cr, err := auth.NewCertReloader(a.plan.File.Resolve(tc.CertFile), a.plan.File.Resolve(tc.KeyFile), tc.ReloadInterval, a.log)
+		if err != nil {
+			return fmt.Errorf("%s: tls: %w", what, err)
+		}
+		tlsCfg = cr.TLSConfig()
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-	a.servers = append(a.servers, srv)
 	a.addrs[what] = ln.Addr().String()
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	srv := auth.Harden(&http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, TLSConfig: tlsCfg,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)})
+	a.servers = append(a.servers, srv)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error(what+" listener stopped", "error", err)
 		}
 	}()
-	a.log.Info(what+" listening", "addr", ln.Addr().String())
+	a.log.Info(what+" listening", "addr", a.addrs[what], "tls", tlsCfg != nil)
 	return nil
 }
 
@@ -210,6 +235,7 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.started = nil
+	a.stopAccess()
 	if a.hub != nil {
 		if err := a.hub.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("hub: %w", err))

@@ -36,7 +36,7 @@ type adminClient struct {
 func adminFlags(cmd *cobra.Command, env *Env) *adminClient {
 	c := &adminClient{env: env}
 	cmd.PersistentFlags().StringVar(&c.baseURL, "admin-url", "", "admin API base URL (default $HUB_ADMIN_URL or "+DefaultAdminURL+")")
-	cmd.PersistentFlags().StringVar(&c.token, "token", "", "admin bearer token (default $HUB_ADMIN_TOKEN)")
+	cmd.PersistentFlags().StringVar(&c.token, "token", "", "admin bearer token or link token (default $HUB_ADMIN_TOKEN, its first token)")
 	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", DefaultAdminTimeout, "request timeout")
 	return c
 }
@@ -75,7 +75,12 @@ func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, 
 	}
 	tok := c.token
 	if tok == "" {
-		tok, _ = c.env.Lookup("HUB_ADMIN_TOKEN")
+		// The hub accepts several tokens in HUB_ADMIN_TOKEN (rotation); a client sends
+		// the first.
+		env, _ := c.env.Lookup("HUB_ADMIN_TOKEN")
+		if f := strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }); len(f) > 0 {
+			tok = f[0]
+		}
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)

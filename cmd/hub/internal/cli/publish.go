@@ -23,6 +23,7 @@ type publishFlags struct {
 	typ, source, subject, tenant, actor string
 	id, data, dataVersion, correlation  string
 	contentType                         string
+	key                                 string
 	timeout                             time.Duration
 }
 
@@ -35,8 +36,11 @@ func newPublishCmd(env *Env) *cobra.Command {
 array for a batch) in --file, to the ingress URL, and prints what the hub answered.
 
 The ingress URL is --url, else $HUB_INGRESS_URL, else ` + DefaultIngressURL + `.
+The credential is --key, else $HUB_API_KEY: an API key (hub keys create) or a JWT, sent
+as Authorization: Bearer; an ingress on a loopback address without auth needs none.
 Exit codes: 0 accepted (202), 1 rejected (4xx, the problem details are printed),
-3 the ingress is unreachable or answered 5xx, 2 usage.`,
+5 the credential was refused (401, 403), 3 the ingress is unreachable, answered 5xx or
+429 (retry later), 2 usage.`,
 		Example: `  hub publish --type identity.user.erased --tenant acme \
     --data '{"user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'
   hub publish --file event.json
@@ -58,6 +62,7 @@ Exit codes: 0 accepted (202), 1 rejected (4xx, the problem details are printed),
 	fl.StringVar(&f.dataVersion, "data-version", "", "dataversion extension (payload schema semver)")
 	fl.StringVar(&f.correlation, "correlation-id", "", "correlationid extension")
 	fl.StringVar(&f.contentType, "content-type", "application/json", "datacontenttype of --data")
+	fl.StringVar(&f.key, "key", "", "API key or JWT (default $HUB_API_KEY)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "request timeout")
 	return cmd
 }
@@ -102,6 +107,13 @@ func runPublish(cmd *cobra.Command, env *Env, f *publishFlags) error {
 		return exitf(ExitUsage, "bad --url: %v", err)
 	}
 	req.Header.Set("Content-Type", contentType)
+	key := f.key
+	if key == "" {
+		key, _ = env.Lookup("HUB_API_KEY")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := (&http.Client{Timeout: f.timeout}).Do(req)
 	if err != nil {
 		return exitf(ExitUnavailable, "ingress unreachable: %v", err)
@@ -112,8 +124,10 @@ func runPublish(cmd *cobra.Command, env *Env, f *publishFlags) error {
 	switch {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode/100 == 2:
 		return nil
-	case resp.StatusCode >= 500:
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return exitf(ExitUnavailable, "ingress answered %s", resp.Status)
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return exitf(ExitDenied, "ingress answered %s (check --key / HUB_API_KEY)", resp.Status)
 	default:
 		return exitf(ExitInvalid, "ingress answered %s", resp.Status)
 	}

@@ -27,7 +27,8 @@ func newRunCmd(env *Env, g *globals) *cobra.Command {
 		Long: `run builds the hub from the config file (-c) or, without one, from the embedded default:
 one SQLite file under ./data holding the kdbstream stream "events" and the River ledger,
 the HTTP ingress on 127.0.0.1:8080 (POST /events), the admin API on 127.0.0.1:8081, and
-the webhook transport (register endpoints through the admin API).
+the webhook transport (register endpoints through the admin API), whose signing secrets
+are encrypted with the key file ./data/hub.db.key (made on the first run).
 
 --data-dir, --ingress-addr and --admin-addr set HUB_DATA_DIR, HUB_INGRESS_ADDR and
 HUB_ADMIN_ADDR, which the embedded default (and any config that references them) uses.

@@ -45,6 +45,10 @@ type Config struct {
 	Outbox outbox.Config `yaml:"outbox"`
 	// Admin is the operations API (health, DLQs, endpoints, deliveries, outbox, metrics).
 	Admin Admin `yaml:"admin"`
+	// Auth configures API keys, JWTs, link tokens and the audit trail (auth.go).
+	Auth Auth `yaml:"auth"`
+	// Secrets configures the key ring encrypting webhook signing secrets at rest.
+	Secrets Secrets `yaml:"secrets"`
 	// Metrics optionally serves /metrics on a listener of its own (it is always on admin).
 	Metrics Metrics `yaml:"metrics"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
@@ -125,9 +129,13 @@ type Retry struct {
 type Admin struct {
 	// Listen is host:port. Default 127.0.0.1:8081. "off" disables the admin API.
 	Listen string `yaml:"listen"`
-	// Token is the bearer token every request but /healthz and /readyz must carry.
-	// Without one the API only listens on, and only answers, loopback addresses.
+	// Token is the bearer token every request but /healthz and /readyz must carry;
+	// several, separated by commas or spaces, are all accepted (rotation: add the new
+	// one, move clients, drop the old one). Without a token (here or in token_file) the
+	// API only listens on, and only answers, loopback addresses.
 	Token string `yaml:"token"`
+	// AdminAccess: token_file, hosts, origins, max_concurrent, tls (auth.go).
+	AdminAccess `yaml:",inline"`
 }
 
 // Metrics is an optional separate Prometheus listener.

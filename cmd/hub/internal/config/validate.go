@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/outbox"
@@ -27,6 +28,11 @@ func (f *File) validate() Problems {
 		{"store.ledger", c.Store.validateLedger()},
 		{"outbox", validateOutbox(c.Outbox)},
 		{"admin", c.Admin.validate()},
+		{"admin", c.Admin.AdminAccess.validate()},
+		{"auth", c.Auth.validate()},
+		{"auth.api_keys", c.Auth.APIKeys.Validate()},
+		{"auth.jwt", c.Auth.validateJWT()},
+		{"secrets", c.Secrets.validate()},
 		{"metrics", c.Metrics.validate()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
@@ -109,8 +115,11 @@ func (a Admin) validate() error {
 	if err := checkListen(a.Listen); err != nil {
 		return &FieldError{Key: "listen", Err: err}
 	}
-	if a.Token == "" && !IsLoopbackListen(a.Listen) {
-		return Field("listen", "without admin.token the admin API may only listen on a loopback address (127.0.0.1, ::1, localhost)")
+	if a.Token == "" && a.TokenFile == "" && !IsLoopbackListen(a.Listen) {
+		return Field("listen", "without admin.token the admin API may only listen on a loopback address (127.0.0.1, ::1, localhost) (or give admin.token_file)")
+	}
+	if _, err := auth.LoadAdminTokens(a.Token, ""); err != nil {
+		return &FieldError{Key: "token", Err: err}
 	}
 	return nil
 }

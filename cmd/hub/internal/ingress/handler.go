@@ -52,6 +52,10 @@ type Handler struct {
 	// Parse decodes a request into events (binary, structured, batch); default
 	// ParseRequest.
 	Parse func(h http.Header, body []byte) ([]*cloudevent.Event, error)
+	// Authorize, when set, checks the parsed events of a request against its caller
+	// before they are validated and published (Access.Authorize: tenant, types, rate
+	// limits). Its error is answered by WriteAccessError (403, 429 with Retry-After).
+	Authorize func(ctx context.Context, evs []*cloudevent.Event) error
 }
 
 // Accepted is the 202 body.
@@ -114,6 +118,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, Problem{Type: ProblemTypeBase + "too-large", Title: "Batch too large", Status: http.StatusRequestEntityTooLarge,
 			Detail: fmt.Sprintf("%d events in one batch; the limit is %d", len(evs), maxBatch)})
 		return
+	}
+	if h.Authorize != nil {
+		if err := h.Authorize(r.Context(), evs); err != nil {
+			WriteAccessError(w, err)
+			return
+		}
 	}
 	if h.Validator != nil {
 		var fes []FieldError

@@ -2,13 +2,16 @@ package modules
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/ingress"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 )
@@ -38,6 +41,9 @@ type HTTPSource struct {
 	MaxBatch int `yaml:"max_batch"`
 	// ReadTimeout bounds reading one request, headers and body. Default 30s.
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IngressAccess: auth, hosts, origins, rate_limit, max_concurrent,
+	// max_header_bytes, tls (source_http_access.go).
+	IngressAccess `yaml:",inline"`
 
 	srv    *http.Server
 	done   chan struct{}
@@ -69,6 +75,7 @@ func (s *HTTPSource) Provision(pc *registry.ProvisionContext) error {
 		s.ReadTimeout = DefaultReadTimeout
 	}
 	s.logger = pc.Logger
+	s.provision(pc)
 	return nil
 }
 
@@ -87,30 +94,53 @@ func (s *HTTPSource) Validate() error {
 	if s.MaxBatch < 0 {
 		errs = append(errs, registry.Field("max_batch", "must not be negative"))
 	}
+	errs = append(errs, s.validate(s.Listen)...)
 	return errors.Join(errs...)
 }
 
 // Handler returns the ingress handler on the runtime's hub (tests and benchmarks use it
-// without a listener).
-func (s *HTTPSource) Handler(rt *registry.Runtime) http.Handler {
+// without a listener), behind acc when it is set.
+func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Handler {
 	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger}
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
 	mux := http.NewServeMux()
 	mux.Handle(s.Path, h)
-	return mux
+	if acc == nil {
+		return mux
+	}
+	h.Authorize = acc.Authorize
+	return acc.Middleware(mux)
 }
 
-// Start listens and serves in the background.
+// Start listens and serves in the background, behind the access layer (credentials,
+// guard, limits) and over TLS when configured.
 func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
+	acc, err := s.build(ctx, rt, s.Listen)
+	if err != nil {
+		return fmt.Errorf("ingress: %w", err)
+	}
+	var tlsCfg *tls.Config
+	if s.TLS.Enabled() {
+		cr, err := auth.NewCertReloader(s.TLS.CertFile, s.TLS.KeyFile, s.TLS.ReloadInterval, rt.Logger)
+		if err != nil {
+			return fmt.Errorf("ingress: tls: %w", err)
+		}
+		tlsCfg = cr.TLSConfig()
+	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
 		return fmt.Errorf("ingress: %w", err)
 	}
 	s.addr = ln.Addr().String()
-	s.srv = &http.Server{Handler: s.Handler(rt), ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: readHeaderTimeout,
-		ErrorLog: slog.NewLogLogger(rt.Logger.Handler(), slog.LevelWarn)}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	s.srv = s.server(s.Handler(rt, acc))
+	s.srv.ReadTimeout, s.srv.ReadHeaderTimeout = s.ReadTimeout, readHeaderTimeout
+	s.srv.ErrorLog = slog.NewLogLogger(rt.Logger.Handler(), slog.LevelWarn)
+	s.srv.TLSConfig = tlsCfg
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
@@ -118,8 +148,16 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 			rt.Logger.Error("ingress stopped", "error", err)
 		}
 	}()
-	rt.Logger.Info("ingress listening", "addr", s.addr, "path", s.Path)
+	rt.Logger.Info("ingress listening", "addr", s.addr, "path", s.Path, "tls", tlsCfg != nil, "auth", s.authModes())
 	return nil
+}
+
+// authModes names the credentials the ingress asks for, for the start log.
+func (s *HTTPSource) authModes() string {
+	if len(s.Auth) == 0 {
+		return "none (loopback clients)"
+	}
+	return strings.Join(s.Auth, ",")
 }
 
 // Addr is the bound address once started.

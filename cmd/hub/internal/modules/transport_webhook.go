@@ -51,14 +51,19 @@ func (m *WebhookTransport) Validate() error {
 }
 
 // Open builds the transport on the store's ledger, registering its worker and queue;
-// the app starts the ledger once every module is open.
+// the app starts the ledger once every module is open. Signing secrets are encrypted
+// with the store's key ring when one is configured.
 func (m *WebhookTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Transport, error) {
 	l, err := rt.Ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ring, err := rt.Keyring()
+	if err != nil {
+		return nil, err
+	}
 	cfg := m.Config
-	cfg.Registerer, cfg.Logger = rt.Registry, rt.Logger
+	cfg.Registerer, cfg.Logger, cfg.Keyring = rt.Registry, rt.Logger, ring
 	t, err := webhook.New(ctx, cfg, l)
 	if err != nil {
 		return nil, err

@@ -6,12 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/schema"
+	"github.com/koder/eventhub/secrets"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
@@ -88,9 +90,30 @@ type Runtime struct {
 	Registry *prometheus.Registry
 	// StreamMetrics are the R8 collectors, built once for every stream module.
 	StreamMetrics *hub.StreamMetrics
-	// Store owns the store-backed resources. Modules reach them through Ledger and KDB;
-	// starting, stopping and closing them is the app's (nil: no resources at all).
+	// Store owns the store-backed resources. Modules reach them through Ledger, KDB,
+	// Keys and Keyring; starting, stopping and closing them is the app's (nil: no
+	// resources at all).
 	Store *store.Store
+	// JWT verifies publishers' bearer JWTs (the config's auth.jwt), shared by every
+	// listener; nil when none is configured. The app closes it after the sources.
+	JWT *auth.JWTVerifier
+}
+
+// Keys returns the API key store on the store's database, opened on first use.
+func (rt *Runtime) Keys(ctx context.Context) (*auth.KeyStore, error) {
+	if rt.Store == nil {
+		return nil, store.ErrNone
+	}
+	return rt.Store.Keys(ctx)
+}
+
+// Keyring returns the key ring encrypting secrets at rest, nil when no key is
+// configured (see store.Keyring).
+func (rt *Runtime) Keyring() (*secrets.Keyring, error) {
+	if rt.Store == nil {
+		return nil, nil
+	}
+	return rt.Store.Keyring()
 }
 
 // Ledger returns the store's River ledger, opened on first use. The app starts it once

@@ -1,7 +1,8 @@
 // Package store owns what a hub process opens on its config's SQL store: the River
-// ledger (webhook deliveries and outbox rows) and the kdbstream engine, on the same
-// SQLite file or PostgreSQL database. One Store per process is their only owner: it
-// opens each on first use, starts the ledger once every module registered its workers
+// ledger (webhook deliveries and outbox rows), the kdbstream engine, and the access
+// layer's stores (API keys, the audit trail; access.go), on the same SQLite file or
+// PostgreSQL database, plus the key ring that encrypts secrets in it. One Store per
+// process is their only owner: it opens each on first use, starts the ledger once every module registered its workers
 // and queues, stops it before the transports close, and closes both after every
 // module. Modules reach them through registry.Runtime (rt.Ledger, rt.KDB).
 package store
@@ -28,20 +29,26 @@ var ErrNone = errors.New("needs a store: set store.sqlite (a file path) or store
 type Store struct {
 	cfg    config.Store
 	file   *config.File
+	env    config.Lookup
 	logger *slog.Logger
 
 	mu     sync.Mutex
 	ledger *ledger.Ledger
 	kdb    *engine.Engine
+	access access // access.go
 }
 
 // New returns the resources of cfg; nothing is opened yet. f resolves a relative
-// SQLite path against the config file (nil: the working directory).
-func New(cfg config.Store, f *config.File, logger *slog.Logger) *Store {
+// SQLite path against the config file (nil: the working directory) and gives the auth
+// and secrets sections (access.go); env is where HUB_SECRET_KEY is read (nil: none).
+func New(cfg config.Store, f *config.File, env config.Lookup, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{cfg: cfg, file: f, logger: logger}
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	return &Store{cfg: cfg, file: f, env: env, logger: logger}
 }
 
 // Ledger returns the River ledger, opening (and migrating) it the first time. Modules

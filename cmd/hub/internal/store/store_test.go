@@ -21,7 +21,7 @@ func TestR9_StoreSharesOneDatabase(t *testing.T) {
 	t.Run("NoStore", func(t *testing.T) {
 		t.Parallel()
 		ctx := testenv.Context(t, time.Minute)
-		s := store.New(config.Store{}, nil, nil)
+		s := store.New(config.Store{}, nil, nil, nil)
 		if _, err := s.Ledger(ctx); !errors.Is(err, store.ErrNone) {
 			t.Errorf("Ledger without a store: %v", err)
 		}
@@ -41,7 +41,7 @@ func TestR9_StoreSharesOneDatabase(t *testing.T) {
 		if len(ps) > 0 {
 			t.Fatal(ps)
 		}
-		s := store.New(f.Config.Store, f, nil)
+		s := store.New(f.Config.Store, f, nil, nil)
 		l1, err := s.Ledger(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,61 @@
+package admin
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/koder/eventhub/auth"
+	"github.com/koder/eventhub/hub"
+)
+
+type linkBody struct {
+	Tenant string   `json:"tenant"`
+	Scopes []string `json:"scopes"` // read (default), write
+	TTL    string   `json:"ttl"`    // default auth.links.ttl, else 24h; at most 720h
+}
+
+type linkReply struct {
+	Token     string    `json:"token"`
+	ID        string    `json:"id"`
+	Tenant    string    `json:"tenant"`
+	Scopes    string    `json:"scopes"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// linkRoutes issue link tokens: signed, expiring credentials scoped to one tenant, for
+// URLs handed to that tenant (?link=...). Operator-only (access.go). Links cannot be
+// revoked one by one: keep them short.
+func (s *Server) linkRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /links", func(w http.ResponseWriter, r *http.Request) {
+		var b linkBody
+		if !decodeBody(w, r, &b) {
+			return
+		}
+		if s.Links == nil {
+			s.done(w, r, "link.issue", "", b.Tenant, 0, nil,
+				hub.Errorf(hub.FailedPrecondition, "link tokens are signed with a key derived from the secret key: set HUB_SECRET_KEY or secrets.key_file"))
+			return
+		}
+		ttl := s.LinkTTL
+		if b.TTL != "" {
+			d, err := time.ParseDuration(b.TTL)
+			if err != nil || d <= 0 {
+				writeErr(w, hub.Errorf(hub.InvalidArgument, "ttl %q: want a positive duration such as \"1h\"", b.TTL))
+				return
+			}
+			ttl = d
+		}
+		scopes := make([]auth.Scope, 0, len(b.Scopes))
+		for _, sc := range b.Scopes {
+			scopes = append(scopes, auth.Scope(sc))
+		}
+		tok, c, err := s.Links.Issue(b.Tenant, scopes, ttl)
+		var v any
+		object := ""
+		if err == nil {
+			v = linkReply{Token: tok, ID: c.ID, Tenant: c.Tenant, Scopes: c.Scopes, ExpiresAt: time.Unix(c.Expires, 0).UTC()}
+			object = "link/" + c.ID
+		}
+		s.done(w, r, "link.issue", object, b.Tenant, http.StatusCreated, v, err)
+	})
+}
