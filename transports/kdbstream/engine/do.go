@@ -59,27 +59,39 @@ func init() {
 		"XGROUP":     {-2, (*Engine).doXGroup},
 		"XREADGROUP": {-7, (*Engine).doXReadGroup},
 		"XREAD":      {-4, (*Engine).doXRead},
-		"XACK": {-4, func(e *Engine, ctx context.Context, a []string) (any, error) {
-			return e.XAck(ctx, a[0], a[1], a[2:]...)
-		}},
+		"XACK":       {-4, (*Engine).doXAck},
 		"XPENDING":   {-3, (*Engine).doXPending},
 		"XCLAIM":     {-6, (*Engine).doXClaim},
 		"XAUTOCLAIM": {-6, (*Engine).doXAutoClaim},
-		"XDEL":       {-3, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.XDel(ctx, a[0], a[1:]...) }},
+		"XDEL":       {-3, (*Engine).doXDel},
 		"XTRIM":      {-4, (*Engine).doXTrim},
-		"XLEN":       {2, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.XLen(ctx, a[0]) }},
-		"XRANGE":     {-4, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.doXRange(ctx, a, false) }},
-		"XREVRANGE":  {-4, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.doXRange(ctx, a, true) }},
+		"XLEN":       {2, (*Engine).doXLen},
+		"XRANGE":     {-4, (*Engine).doXRangeFwd},
+		"XREVRANGE":  {-4, (*Engine).doXRevRange},
 		"XINFO":      {-2, (*Engine).doXInfo},
-		"DEL":        {-2, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.Del(ctx, a...) }},
-		"UNLINK":     {-2, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.Del(ctx, a...) }},
-		"EXISTS":     {-2, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.Exists(ctx, a...) }},
+		"DEL":        {-2, (*Engine).doDel},
+		"UNLINK":     {-2, (*Engine).doDel},
+		"EXISTS":     {-2, (*Engine).doExists},
 		"TYPE":       {2, (*Engine).doType},
 		"SET":        {-3, (*Engine).doSet},
 		"GET":        {2, (*Engine).doGet},
-		"PTTL":       {2, func(e *Engine, ctx context.Context, a []string) (any, error) { return e.PTTL(ctx, a[0]) }},
+		"PTTL":       {2, (*Engine).doPTTL},
 		"TTL":        {2, (*Engine).doTTL},
 	}
+}
+
+func (e *Engine) doXAck(ctx context.Context, a []string) (any, error) {
+	return e.XAck(ctx, a[0], a[1], a[2:]...)
+}
+func (e *Engine) doXDel(ctx context.Context, a []string) (any, error) {
+	return e.XDel(ctx, a[0], a[1:]...)
+}
+func (e *Engine) doXLen(ctx context.Context, a []string) (any, error) { return e.XLen(ctx, a[0]) }
+func (e *Engine) doXRangeFwd(ctx context.Context, a []string) (any, error) {
+	return e.doXRange(ctx, a, false)
+}
+func (e *Engine) doXRevRange(ctx context.Context, a []string) (any, error) {
+	return e.doXRange(ctx, a, true)
 }
 
 // argsPreview is Redis's "with args beginning with:" list in its unknown-command error.

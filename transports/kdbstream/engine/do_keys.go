@@ -71,3 +71,7 @@ func (e *Engine) doSet(ctx context.Context, a []string) (any, error) {
 	}
 	return Status("OK"), nil
 }
+
+func (e *Engine) doDel(ctx context.Context, a []string) (any, error)    { return e.Del(ctx, a...) }
+func (e *Engine) doExists(ctx context.Context, a []string) (any, error) { return e.Exists(ctx, a...) }
+func (e *Engine) doPTTL(ctx context.Context, a []string) (any, error)   { return e.PTTL(ctx, a[0]) }
