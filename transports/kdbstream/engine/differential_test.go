@@ -29,7 +29,7 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	opt.Protocol = 2
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
-	seeds := []uint64{1, 2, 3, 42, 2026, 7}
+	seeds := differentialSeeds
 	forEachDialect(t, func(t *testing.T, d testDialect) {
 		eng := d.open(t, nil)
 		for _, seed := range seeds {
@@ -39,6 +39,9 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 		}
 	})
 }
+
+// differentialSeeds are the sequences every differential mode runs.
+var differentialSeeds = []uint64{1, 2, 3, 42, 2026, 7}
 
 func runDifferential(t *testing.T, rdb *redis.Client, eng *Engine, seed uint64, n int) {
 	RunDifferential(t, func(ctx context.Context, cmd []string) (any, error) { return RedisDo(ctx, rdb, cmd) },
