@@ -136,7 +136,8 @@ func (s *Server) runBlocking(c *client, args []string) {
 	case errors.Is(cause, errUnblockTimeout):
 		v, err = engine.NilArray{}, nil
 	case errors.Is(cause, errUnblockError):
-		err = errUnblockError
+		c.writeErr(errUnblockError)
+		return
 	}
 	s.reply(c, v, err)
 }
