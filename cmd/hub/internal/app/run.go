@@ -18,6 +18,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/outbox"
+	"github.com/koder/eventhub/transports/kdbstream/resp"
 )
 
 // App is a running hub: transports open, routes forwarding, sources feeding it, the
@@ -32,6 +33,7 @@ type App struct {
 	reg     *prometheus.Registry
 	ready   atomic.Bool
 	servers []*http.Server
+	resp    *resp.Server // the Redis protocol listener (resp.go), when configured
 	addrs   map[string]string
 
 	transports []openTransport
@@ -111,6 +113,11 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 			return a, err
 		}
 	}
+	if cfg.RESP.Enabled() {
+		if err := a.startRESP(ctx); err != nil {
+			return a, err
+		}
+	}
 	for _, s := range p.Sources {
 		if err := s.Module.Start(ctx, a.rt); err != nil {
 			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
@@ -183,7 +190,7 @@ func (a *App) listen(what, addr string, h http.Handler) error {
 	return nil
 }
 
-// Addr returns the bound address of "admin" or "metrics".
+// Addr returns the bound address of "admin", "metrics" or "resp".
 func (a *App) Addr(what string) string { return a.addrs[what] }
 
 // Hub returns the running hub.
@@ -222,6 +229,9 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.transports = nil
+	if err := a.closeRESP(); err != nil {
+		errs = append(errs, fmt.Errorf("resp: %w", err))
+	}
 	for _, s := range a.servers {
 		if err := s.Shutdown(ctx); err != nil {
 			errs = append(errs, err)

@@ -28,6 +28,7 @@ func (f *File) validate() Problems {
 		{"outbox", validateOutbox(c.Outbox)},
 		{"admin", c.Admin.validate()},
 		{"metrics", c.Metrics.validate()},
+		{"resp", c.validateRESP()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
 	} {
