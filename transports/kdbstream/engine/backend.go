@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"sort"
 	"time"
 
 	"github.com/koder/eventhub/internal/streams"
@@ -64,34 +63,28 @@ func (e *Engine) AutoClaim(ctx context.Context, stream, grp, consumer string, mi
 
 // DeadLetter appends fields to dlqStream and acks id in stream, in one transaction.
 func (e *Engine) DeadLetter(ctx context.Context, src, grp, id, dlqStream string, fields []string) error {
+	_, err := e.DeadLetterID(ctx, src, grp, id, dlqStream, fields)
+	return err
+}
+
+// DeadLetterID is DeadLetter returning the dead letter's id (the reply of the Redis
+// transport's dead-letter script, which the Redis protocol front runs for it).
+func (e *Engine) DeadLetterID(ctx context.Context, src, grp, id, dlqStream string, fields []string) (ID, error) {
 	pid, err := ParseStrictID(id)
 	if err != nil {
-		return err
+		return ID{}, err
 	}
 	if len(fields) == 0 || len(fields)%2 != 0 {
-		return errWrongArgs("xadd")
+		return ID{}, errWrongArgs("xadd")
 	}
+	var nid ID
 	err = e.inTx(ctx, func(tx *sql.Tx) error {
-		names := []string{src, dlqStream}
-		sort.Strings(names)
-		locked := map[string]*stream{}
-		for _, n := range names {
-			s, err := e.lockStream(ctx, tx, n, n == dlqStream)
-			if err != nil {
-				return err
-			}
-			locked[n] = s
-		}
-		d := locked[dlqStream]
-		nid, err := nextID(d, "*", e.nowMs())
+		locked, err := e.lockPair(ctx, tx, src, dlqStream, false, true)
 		if err != nil {
 			return err
 		}
-		if d.length == 0 {
-			d.first = nid
-		}
-		d.last, d.length, d.added = nid, d.length+1, d.added+1
-		if err := e.insertEntries(ctx, tx, []pendingRow{{d.sid, nid, encodeFields(fields)}}); err != nil {
+		d := locked[dlqStream]
+		if nid, err = e.appendOne(ctx, tx, d, fields); err != nil {
 			return err
 		}
 		if err := e.d.saveAppended(ctx, tx, d); err != nil {
@@ -105,7 +98,7 @@ func (e *Engine) DeadLetter(ctx context.Context, src, grp, id, dlqStream string,
 	if err == nil {
 		e.waiters.notify(dlqStream)
 	}
-	return err
+	return nid, err
 }
 
 func valuesMap(f []string) map[string]string {

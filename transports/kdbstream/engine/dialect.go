@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/koder/eventhub/hub"
 )
@@ -86,10 +85,6 @@ type dialect interface {
 	// the batch's results are filled in (err non-nil: the outcome is ambiguous, as a
 	// failed COMMIT is). It may keep state between batches without locking.
 	appendFast(ctx context.Context, reqs []*appendReq) (touched []string, handled bool, err error)
-
-	// pollInterval is how often a blocked XREADGROUP looks again without a wake-up; 0
-	// when every writer wakes readers directly (one process per database).
-	pollInterval() time.Duration
 }
 
 // dialects maps Config.Driver to its dialect's constructor. A constructor does no I/O.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,7 +25,8 @@ import (
 //   - consumer bookkeeping commits with synchronous_commit off (SET LOCAL);
 //   - appends NOTIFY the schema's channel in the statement that saves the stream row,
 //     and a LISTEN connection relays other processes' NOTIFYs to local readers
-//     (dialect_postgres_listen.go), with a poll as safety net;
+//     (dialect_postgres_listen.go); blocked readers never poll: every (re)connection
+//     of the listener wakes them all once, which covers NOTIFYs lost while it was down;
 //   - the usual publisher batch commits in one round trip, or two (appendFast,
 //     dialect_postgres_append.go);
 //   - XACK sends its ids as two arrays, unnest()ed, in one statement.
@@ -181,10 +181,6 @@ func (d *postgresDialect) deletePending(ctx context.Context, tx *sql.Tx, sid int
 	return res.RowsAffected()
 }
 
-// pollInterval is Config.PollInterval: the safety net for a NOTIFY missed while the
-// listener reconnects.
-func (d *postgresDialect) pollInterval() time.Duration { return d.cfg.PollInterval }
-
 // isUniqueViolation: concurrent CREATE ... IF NOT EXISTS on PostgreSQL can still race
 // on the catalog's unique index (23505); the object exists then, which is what we want.
 func isUniqueViolation(err error) bool {
@@ -247,6 +243,8 @@ var ddlPostgres = []string{
 		sid BIGINT NOT NULL, grp TEXT NOT NULL, ms BIGINT NOT NULL, seq BIGINT NOT NULL,
 		consumer TEXT NOT NULL, delivery_time BIGINT NOT NULL, delivery_count BIGINT NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq))`,
+	`CREATE TABLE IF NOT EXISTS kdb_keys (
+		name TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at BIGINT NOT NULL DEFAULT 0)`,
 }
 
 var _ dialect = (*postgresDialect)(nil)

@@ -19,14 +19,20 @@ func notifyChannel(schema string) string {
 }
 
 // listen relays NOTIFY kdbstream_<schema> '<stream>' (sent by appends in any process
-// sharing the database) to the local waiters. It reconnects after errors; blocked reads
-// also poll every PollInterval, so a gap while reconnecting costs latency, not entries.
+// sharing the database) to the local waiters. It reconnects PollInterval after an
+// error. Once LISTEN is in place it wakes every blocked read (wakeAll): NOTIFYs sent
+// before that, at startup or while the connection was down, were lost, and each read
+// looks again once. So blocked reads need no poll of their own (thousands of idle
+// blocked clients run no query), and a gap in the listener costs latency, not entries.
 func (d *postgresDialect) listen(ctx context.Context, cc *pgx.ConnConfig, done chan struct{}) {
 	defer close(done)
 	for ctx.Err() == nil {
 		conn, err := pgx.ConnectConfig(ctx, cc)
 		if err == nil {
 			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{d.channel}.Sanitize())
+			if err == nil {
+				d.waiters.wakeAll()
+			}
 			for err == nil {
 				var n *pgconn.Notification
 				n, err = conn.WaitForNotification(ctx)

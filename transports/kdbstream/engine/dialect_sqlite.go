@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -197,9 +196,6 @@ func (d *sqliteDialect) appendFast(context.Context, []*appendReq) ([]string, boo
 	return nil, false, nil
 }
 
-// pollInterval is 0: a SQLite file serves one process, whose appends wake its readers.
-func (d *sqliteDialect) pollInterval() time.Duration { return 0 }
-
 // sqliteErrorCode is SQLite's table (sqlite.org/rescode.html; the primary code is the
 // low byte of an extended one):
 //   - SQLITE_BUSY, SQLITE_LOCKED: another writer holds the lock past busy_timeout;
@@ -253,6 +249,8 @@ var ddlSQLite = []string{
 		sid INTEGER NOT NULL, grp TEXT NOT NULL, ms INTEGER NOT NULL, seq INTEGER NOT NULL,
 		consumer TEXT NOT NULL, delivery_time INTEGER NOT NULL, delivery_count INTEGER NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq)) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS kdb_keys (
+		name TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
 }
 
 var _ dialect = (*sqliteDialect)(nil)

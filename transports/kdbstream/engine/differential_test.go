@@ -29,7 +29,7 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	opt.Protocol = 2
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
-	seeds := []uint64{1, 2, 3, 42, 2026, 7}
+	seeds := differentialSeeds
 	forEachDialect(t, func(t *testing.T, d testDialect) {
 		eng := d.open(t, nil)
 		for _, seed := range seeds {
@@ -40,16 +40,34 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	})
 }
 
+// differentialSeeds are the sequences every differential mode runs.
+var differentialSeeds = []uint64{1, 2, 3, 42, 2026, 7}
+
 func runDifferential(t *testing.T, rdb *redis.Client, eng *Engine, seed uint64, n int) {
+	RunDifferential(t, func(ctx context.Context, cmd []string) (any, error) { return RedisDo(ctx, rdb, cmd) },
+		func(ctx context.Context, cmd []string) (any, error) {
+			v, err := eng.Do(ctx, cmd...)
+			return RESP2(v), err
+		}, func(keys ...string) { rdb.Del(context.Background(), keys...) }, seed, n)
+}
+
+// Doer runs one command and returns its reply as a go-redis client decodes it.
+type Doer func(ctx context.Context, cmd []string) (any, error)
+
+// RunDifferential drives the seeded sequence of n commands against want (a real
+// Redis) and got, comparing every reply; cleanup deletes the test's keys from the real
+// Redis. The Redis protocol front's test runs it with go-redis on both sides.
+func RunDifferential(t *testing.T, want, got Doer, cleanup func(keys ...string), seed uint64, n int) {
+	t.Helper()
 	ctx := testenv.Context(t, 2*time.Minute)
 	key := "kdbdiff:" + testenv.Name(t)
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	t.Cleanup(func() { cleanup(key, key+":b", key+":str") })
 	g := newGen(seed, key)
 	var hist []string
 	for i := 0; i < n; i++ {
 		cmd := g.next()
-		want := canon(redisDo(ctx, rdb, cmd))
-		got := canon(eng.Do(ctx, cmd...))
+		want := canon(want(ctx, cmd))
+		got := canon(got(ctx, cmd))
 		hist = append(hist, fmt.Sprintf("#%d %s -> %s", i, strings.Join(cmd, " "), want))
 		if got != want {
 			t.Fatalf("seed %d, command #%d diverges: %s\n redis:     %s\n kdbstream: %s\nhistory:\n%s", seed, i, strings.Join(cmd, " "), want, got,
@@ -59,7 +77,8 @@ func runDifferential(t *testing.T, rdb *redis.Client, eng *Engine, seed uint64, 
 	}
 }
 
-func redisDo(ctx context.Context, rdb *redis.Client, cmd []string) (any, error) {
+// RedisDo runs cmd through go-redis's generic Do; redis.Nil becomes a nil reply.
+func RedisDo(ctx context.Context, rdb *redis.Client, cmd []string) (any, error) {
 	args := make([]any, len(cmd))
 	for i, c := range cmd {
 		args[i] = c
@@ -71,8 +90,9 @@ func redisDo(ctx context.Context, rdb *redis.Client, cmd []string) (any, error) 
 	return v, err
 }
 
-// canon renders a reply; XPENDING idle times become "~" and XINFO STREAM drops the
-// radix-tree fields (internal node counts kdbstream has no equivalent for).
+// canon renders a reply; XPENDING and XINFO CONSUMERS idle times become "~idle" and
+// XINFO STREAM drops the radix-tree fields (internal node counts kdbstream has no
+// equivalent for). RESP3 maps (go-redis: map[any]any) render with sorted keys.
 func canon(v any, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
@@ -90,12 +110,39 @@ func render(b *strings.Builder, v any) {
 		b.WriteString(strconv.FormatInt(x, 10))
 	case string:
 		b.WriteString(strconv.Quote(x))
+	case map[any]any:
+		keys := make([]string, 0, len(x))
+		byKey := map[string]any{}
+		for k, v := range x {
+			ks := fmt.Sprint(k)
+			switch ks {
+			case "radix-tree-keys", "radix-tree-nodes":
+				continue
+			case "idle":
+				v = "~idle"
+			}
+			keys = append(keys, ks)
+			byKey[ks] = v
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.Quote(k) + ":")
+			render(b, byKey[k])
+		}
+		b.WriteByte('}')
 	case []any:
 		if len(x) >= 2 && x[0] == "length" {
 			x = dropFields(x, "radix-tree-keys", "radix-tree-nodes")
 		}
 		if len(x) == 4 && isID(x[0]) && isStr(x[1]) && isInt(x[2]) && isInt(x[3]) {
 			x = []any{x[0], x[1], "~idle", x[3]} // XPENDING extended row
+		}
+		if len(x) == 6 && x[0] == "name" && x[4] == "idle" {
+			x = []any{x[0], x[1], x[2], x[3], x[4], "~idle"} // XINFO CONSUMERS row
 		}
 		b.WriteByte('[')
 		for i, e := range x {
@@ -180,6 +227,9 @@ func (g *gen) next() []string {
 	if !g.started {
 		g.started = true
 		return []string{"XGROUP", "CREATE", k, "ga", "$", "MKSTREAM"}
+	}
+	if g.r.IntN(4) == 0 {
+		return g.extra()
 	}
 	switch p := g.r.IntN(100); {
 	case p < 30:

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/koder/eventhub/hub"
@@ -53,8 +54,10 @@ type Config struct {
 	Synchronous string `yaml:"synchronous"`
 	// MaxBatch caps the entries one group-commit transaction takes; default 10000.
 	MaxBatch int `yaml:"max_batch"`
-	// PollInterval is how often a blocked XREADGROUP on PostgreSQL re-checks when no
-	// NOTIFY arrives (a safety net for a lost listener connection); default 1s.
+	// PollInterval is how long PostgreSQL's LISTEN connection waits before it
+	// reconnects after losing the server; default 1s. Blocked reads do not poll: the
+	// listener wakes them all once each time it is listening again (NOTIFYs sent while
+	// it was down are lost), so a lost connection costs them latency, not entries.
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Lazy lets Open succeed while the database is unreachable: the connection and
 	// the tables are then set up by the first command, and commands fail with
@@ -121,8 +124,9 @@ type Engine struct {
 	readyMu sync.Mutex
 	ready   bool
 
-	selectStreamQ string   // selectStreamSQL with the dialect's row lock
-	fullReads     sync.Map // stream\x00group\x00consumer whose last ">" read filled COUNT
+	selectStreamQ string       // selectStreamSQL with the dialect's row lock
+	fullReads     sync.Map     // stream\x00group\x00consumer whose last ">" read filled COUNT
+	keySets       atomic.Int64 // SETs so far (keys.go sweeps expired strings every sweepKeysEvery)
 }
 
 // Open connects, creates the tables if needed and starts the committer.
@@ -171,7 +175,7 @@ func (e *Engine) Close() error {
 	e.readyMu.Lock()
 	defer e.readyMu.Unlock()
 	e.d.close()
-	e.waiters.closeAll()
+	e.waiters.wakeAll()
 	if !e.ready {
 		return nil
 	}

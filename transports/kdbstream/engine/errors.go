@@ -73,3 +73,22 @@ func IsNoGroup(err error) bool {
 func (e *Error) Is(target error) bool {
 	return target == streams.ErrNoGroup && e.Prefix() == "NOGROUP"
 }
+
+// errNoSuchGroup is the XGROUP subcommands' and XINFO CONSUMERS' missing-group reply.
+func errNoSuchGroup(stream, group string) *Error {
+	return cmdErr(hub.NotFound, "NOGROUP No such consumer group '%s' for key name '%s'", group, stream)
+}
+
+var (
+	errUnbalancedXRead = cmdErr(hub.InvalidArgument, "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.")
+	errXReadGT         = cmdErr(hub.InvalidArgument, "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+)
+
+var errUnbalancedXReadGroup = cmdErr(hub.InvalidArgument, "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.")
+
+var errWrongType = cmdErr(hub.FailedPrecondition, "WRONGTYPE Operation against a key holding the wrong kind of value")
+
+var (
+	errTimeoutNotInteger = cmdErr(hub.InvalidArgument, "ERR timeout is not an integer or out of range")
+	errTimeoutNegative   = cmdErr(hub.InvalidArgument, "ERR timeout is negative")
+)

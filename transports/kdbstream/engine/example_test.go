@@ -10,7 +10,8 @@ import (
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
-// Do speaks the Redis command set (the differential test drives it against Redis).
+// Do speaks the Redis command set (the differential test drives it against Redis, the
+// Redis protocol front serves it).
 func ExampleEngine_Do() {
 	dir, _ := os.MkdirTemp("", "kdb")
 	defer os.RemoveAll(dir)
@@ -28,7 +29,7 @@ func ExampleEngine_Do() {
 		{"XACK", "s", "g", "1-1"},
 	} {
 		reply, err := e.Do(ctx, cmd...)
-		fmt.Println(reply, err)
+		fmt.Println(engine.RESP2(reply), err) // as a RESP2 client decodes it
 	}
 	// Output:
 	// OK <nil>

@@ -126,7 +126,9 @@ type ReadResult struct {
 
 // ReadGroup mirrors XREADGROUP GROUP <group> <consumer> [COUNT n] [BLOCK ms] [NOACK]
 // STREAMS <stream> <id>. count <= 0 means no limit. block < 0 means do not block;
-// block == 0 waits until an entry arrives or ctx ends (Redis's BLOCK 0).
+// block == 0 waits until an entry arrives or ctx ends (Redis's BLOCK 0). While it
+// waits it runs no query: appends wake it (in this process directly; from other
+// processes through PostgreSQL's NOTIFY), so idle blocked readers cost memory only.
 func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id string, count int64, block time.Duration, noack bool) (ReadResult, error) {
 	if id != ">" {
 		start, err := ParseStrictID(id)
@@ -161,20 +163,12 @@ func (e *Engine) ReadGroupRaw(ctx context.Context, stream, grp, consumer, id str
 		if err != nil || !res.Nil || block < 0 {
 			return res, err
 		}
-		var poll <-chan time.Time
-		if d := e.d.pollInterval(); d > 0 {
-			t := time.NewTimer(d)
-			poll = t.C
-			defer t.Stop()
-		}
-		select {
-		case <-wake:
-		case <-poll:
-		case <-deadline:
+		switch waitWake(ctx, e, []<-chan struct{}{wake}, deadline) {
+		case wokeDeadline:
 			return ReadResult{Nil: true}, nil
-		case <-ctx.Done():
+		case wokeCtx:
 			return ReadResult{}, ctx.Err()
-		case <-e.done:
+		case wokeClosed:
 			return ReadResult{}, errClosed
 		}
 	}

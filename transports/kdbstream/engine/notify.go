@@ -30,6 +30,22 @@ func (w *waiters) wait(stream string) <-chan struct{} {
 	return c
 }
 
+// waitAny is wait for each stream, in one lock.
+func (w *waiters) waitAny(streams []string) []<-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]<-chan struct{}, len(streams))
+	for i, s := range streams {
+		c, ok := w.ch[s]
+		if !ok {
+			c = make(chan struct{})
+			w.ch[s] = c
+		}
+		out[i] = c
+	}
+	return out
+}
+
 func (w *waiters) notify(stream string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -39,7 +55,10 @@ func (w *waiters) notify(stream string) {
 	}
 }
 
-func (w *waiters) closeAll() {
+// wakeAll wakes every blocked read (each looks again): at Close, and when
+// PostgreSQL's LISTEN connection is (re)established, since NOTIFYs sent while it was
+// down are lost.
+func (w *waiters) wakeAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for k, c := range w.ch {

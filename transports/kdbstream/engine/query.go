@@ -159,7 +159,8 @@ type GroupInfo struct {
 	Pending         int64
 	LastDeliveredID ID
 	EntriesRead     int64 // -1 = nil
-	Lag             int64 // -1 = nil
+	Lag             int64 // -1 = nil (see LagValid: Redis's lag can be negative)
+	LagValid        bool  // false: Redis replies nil (unknown lag)
 }
 
 // XInfoGroups mirrors XINFO GROUPS (groups in name byte order, as Redis's rax).
@@ -195,7 +196,7 @@ func (e *Engine) XInfoGroups(ctx context.Context, stream string) ([]GroupInfo, e
 			gi.EntriesRead = g.entriesRead
 			gi.Lag = -1
 			if l, ok := s.lag(g); ok {
-				gi.Lag = l
+				gi.Lag, gi.LagValid = l, true
 			}
 			out = append(out, gi)
 		}

@@ -25,6 +25,14 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 	if s != nil || err != nil || !create {
 		return s, err
 	}
+	// One keyspace: a live string key of that name makes it WRONGTYPE (keys.go). Only
+	// a stream's creation pays for this look.
+	if _, _, live, err := e.liveString(ctx, tx, name, e.nowMs()); err != nil || live {
+		if err == nil {
+			err = errWrongType
+		}
+		return nil, err
+	}
 	if _, err := e.exec(ctx, tx, `INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return nil, err
 	}
@@ -159,4 +167,14 @@ func (s *stream) lag(g *group) (int64, bool) {
 		return s.added - r, true
 	}
 	return 0, false
+}
+
+// entryExists reports whether id is still in the stream.
+func (e *Engine) entryExists(ctx context.Context, tx *sql.Tx, sid int64, id ID) (bool, error) {
+	var one int
+	err := e.queryRow(ctx, tx, `SELECT 1 FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`, sid, id.Ms, id.Seq).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/outbox"
+	"github.com/koder/eventhub/transports/kdbstream/resp"
 )
 
 // App is a running hub: transports open, routes forwarding, sources feeding it, the
@@ -34,6 +35,7 @@ type App struct {
 	reg     *prometheus.Registry
 	ready   atomic.Bool
 	servers []*http.Server
+	resp    *resp.Server // the Redis protocol listener (resp.go), when configured
 	addrs   map[string]string
 	// stopBackground ends the access layer's background work (access.go).
 	stopBackground func()
@@ -119,6 +121,11 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	}
 	if cfg.Metrics.Listen != "" {
 		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg), config.TLS{}); err != nil {
+			return a, err
+		}
+	}
+	if cfg.RESP.Enabled() {
+		if err := a.startRESP(ctx); err != nil {
 			return a, err
 		}
 	}
@@ -211,7 +218,7 @@ func (a *App) listen(what, addr string, h http.Handler, tc config.TLS) error {
 	return nil
 }
 
-// Addr returns the bound address of "admin" or "metrics".
+// Addr returns the bound address of "admin", "metrics" or "resp".
 func (a *App) Addr(what string) string { return a.addrs[what] }
 
 // Hub returns the running hub.
@@ -251,6 +258,9 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.transports = nil
+	if err := a.closeRESP(); err != nil {
+		errs = append(errs, fmt.Errorf("resp: %w", err))
+	}
 	for _, s := range a.servers {
 		if err := s.Shutdown(ctx); err != nil {
 			errs = append(errs, err)

@@ -51,6 +51,8 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// Metrics optionally serves /metrics on a listener of its own (it is always on admin).
 	Metrics Metrics `yaml:"metrics"`
+	// RESP optionally serves the store's kdbstream streams over the Redis protocol.
+	RESP RESP `yaml:"resp"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }

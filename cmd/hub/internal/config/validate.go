@@ -34,6 +34,7 @@ func (f *File) validate() Problems {
 		{"auth.jwt", c.Auth.validateJWT()},
 		{"secrets", c.Secrets.validate()},
 		{"metrics", c.Metrics.validate()},
+		{"resp", c.validateRESP()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
 	} {

@@ -1,0 +1,19 @@
+// Package resp is a Redis protocol (RESP2 and RESP3) server over the kdbstream engine:
+// redis-cli, go-redis, ioredis and any other Redis client speak to streams stored in
+// SQLite or in PostgreSQL shared by several hubs, so moving a fleet off Redis (R9) is a
+// URL change for every client, not only for the hub's own Go code.
+//
+// It serves the stream commands of the engine (XADD, XREADGROUP, XREAD, XACK, XCLAIM,
+// XAUTOCLAIM, XPENDING, XGROUP, XINFO, XRANGE, XREVRANGE, XLEN, XTRIM, XDEL), the few key
+// commands the hub's own Redis code sends (EXISTS, SET NX EX, GET, DEL, TYPE, TTL), the
+// connection commands clients send on connect (HELLO, AUTH, PING, SELECT 0, CLIENT,
+// COMMAND, INFO, QUIT), and the Redis transport's two Lua scripts, recognised by their
+// SHA1 and run as single engine transactions (see scripts.go). Anything else is
+// "-ERR unknown command", never a silent success.
+//
+// The protocol layer is github.com/tidwall/redcon: one goroutine per connection, the
+// commands of a pipeline handed over together. Consecutive pipelined XADDs become one
+// engine Append (one transaction, one fsync); a blocked XREAD/XREADGROUP runs no query
+// while it waits (the engine wakes it on appends, PostgreSQL's NOTIFY across processes),
+// so idle blocked clients cost memory only.
+package resp

@@ -1,0 +1,172 @@
+package resp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+// The front through go-redis against the same client on the machine's Redis, in one
+// run (internal/cmd/benchtable prints hub vs base_redis). SQLite runs in WAL with
+// synchronous=FULL: every acknowledged XADD is fsynced (Redis here: no AOF). One op is
+// one entry.
+
+const benchPipeline = 100
+
+// benchXAdd sends b.N XADD MAXLEN ~ 100000 in pipelines of 100.
+func benchXAdd(b *testing.B, c *redis.Client, stream string) {
+	ctx := context.Background()
+	fields := []string{"type", "user.updated", "event_id", "evt_01J0000000000000000000000", "data", `{"id":"u1"}`}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i += benchPipeline {
+		p := c.Pipeline()
+		for j := i; j < min(i+benchPipeline, b.N); j++ {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, MaxLen: 100000, Approx: true, Values: fields})
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+func BenchmarkRESPXAddPipelinedSQLite(b *testing.B) {
+	b.Run("hub", func(b *testing.B) {
+		_, addr := startServer(b, openSQLite(b), Config{})
+		benchXAdd(b, dial(b, addr, 3, nil), "bench")
+	})
+	b.Run("base_redis", func(b *testing.B) {
+		c := realRedis(b, 3)
+		stream := "bench:" + testenv.Name(b)
+		b.Cleanup(func() { c.Del(context.Background(), stream) })
+		benchXAdd(b, c, stream)
+	})
+}
+
+// benchConsume reads b.N pre-published entries with XREADGROUP COUNT 100 and acks each
+// batch with one XACK, as a consumer loop does.
+func benchConsume(b *testing.B, c *redis.Client, stream string) {
+	ctx := context.Background()
+	b.StopTimer()
+	for i := 0; i < b.N; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < min(i+1000, b.N); j++ {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"type", "user.updated", "n", strconv.Itoa(j)}})
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c.XGroupCreateMkStream(ctx, stream, "g", "0").Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	start := time.Now()
+	for done := 0; done < b.N; {
+		res, err := c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "c", Streams: []string{stream, ">"}, Count: 100, Block: -1}).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := make([]string, 0, 100)
+		for _, m := range res[0].Messages {
+			ids = append(ids, m.ID)
+		}
+		if err := c.XAck(ctx, stream, "g", ids...).Err(); err != nil {
+			b.Fatal(err)
+		}
+		done += len(ids)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+func BenchmarkRESPConsumeSQLite(b *testing.B) {
+	b.Run("hub", func(b *testing.B) {
+		_, addr := startServer(b, openSQLite(b), Config{})
+		benchConsume(b, dial(b, addr, 3, nil), "bench")
+	})
+	b.Run("base_redis", func(b *testing.B) {
+		c := realRedis(b, 3)
+		stream := "bench:" + testenv.Name(b) + ":" + strconv.Itoa(b.N)
+		b.Cleanup(func() { c.Del(context.Background(), stream) })
+		benchConsume(b, c, stream)
+	})
+}
+
+// BenchmarkRESPIdleBlockedClients parks b.N raw connections in XREAD BLOCK 0 and
+// reports the front's memory per idle blocked client (heap and goroutine stacks of
+// this process, the clients being bare sockets that hold no goroutine) beside Redis's
+// (its INFO used_memory per blocked client). One op is one client parked.
+func BenchmarkRESPIdleBlockedClients(b *testing.B) {
+	park := func(b *testing.B, addr, stream string, blocked func() int64) []net.Conn {
+		cmd := fmt.Sprintf("*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$%d\r\n%s\r\n$1\r\n$\r\n", len(stream), stream)
+		conns := make([]net.Conn, 0, b.N)
+		for i := 0; i < b.N; i++ {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Write([]byte(cmd)); err != nil {
+				b.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for blocked() < int64(b.N) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.Cleanup(func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+		return conns
+	}
+	b.Run("hub", func(b *testing.B) {
+		s, addr := startServer(b, openSQLite(b), Config{Logger: quietLogger()})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.ResetTimer()
+		park(b, addr, "idle", s.blocked.Load)
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		used := (after.HeapInuse + after.StackInuse) - (before.HeapInuse + before.StackInuse)
+		b.ReportMetric(float64(used)/float64(b.N), "B/client")
+	})
+	b.Run("base_redis", func(b *testing.B) {
+		c := realRedis(b, 2)
+		mem := func() int64 {
+			s, _ := c.Info(context.Background(), "memory").Result()
+			return infoInt(s, "used_memory")
+		}
+		before := mem()
+		b.ResetTimer()
+		park(b, c.Options().Addr, "idle:"+testenv.Name(b), func() int64 {
+			s, _ := c.Info(context.Background(), "clients").Result()
+			return infoInt(s, "blocked_clients")
+		})
+		b.StopTimer()
+		b.ReportMetric(float64(mem()-before)/float64(b.N), "B/client")
+	})
+}
+
+func infoInt(info, key string) int64 {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
