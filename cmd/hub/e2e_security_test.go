@@ -147,7 +147,7 @@ sources:
 transports:
   events: {type: kdbstream, stream: events}
 routes:
-  - {pattern: "#", to: events}
+  - {pattern: "#", to: events, default_subject: unspecified}
 admin:
   listen: `+admin+`
   token: `+ops+`

@@ -85,7 +85,7 @@ sources:
 transports:
   events: {type: kdbstream, stream: events}
 routes:
-  - {pattern: "#", to: events}
+  - {pattern: "#", to: events, default_subject: unspecified}
 admin:
   listen: `+admin+`
   tls: {cert_file: tls.crt, key_file: tls.key, reload_interval: 1s}

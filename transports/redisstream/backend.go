@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	streamloop "github.com/koder/eventhub/internal/streams"
+	"github.com/koder/eventhub/streams"
 )
 
 // Backend is streamloop.Backend on go-redis: the commands of R4, one per method. It is
@@ -155,15 +156,8 @@ func (b *Backend) AutoClaim(ctx context.Context, stream, group, consumer string,
 	return next, entries, nil
 }
 
-// deadLetterScript appends the dead-letter entry and acks the source entry in one
-// atomic step (R4.6: the entry is either still pending or in the DLQ, never both or
-// neither). KEYS[1] source stream, KEYS[2] DLQ stream; ARGV[1] group, ARGV[2] entry id,
-// ARGV[3..] the DLQ fields. A script rather than MULTI/EXEC so the whole move is one
-// round trip whose reply is the new DLQ id.
-var deadLetterScript = redis.NewScript(`
-local id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-return id`)
+// deadLetterScript is streams.DeadLetterScript: the dead-letter move in one atomic step.
+var deadLetterScript = redis.NewScript(streams.DeadLetterScript)
 
 // DeadLetter appends fields to dlqStream and acks id in stream for group, atomically.
 func (b *Backend) DeadLetter(ctx context.Context, stream, group, id, dlqStream string, fields []string) error {

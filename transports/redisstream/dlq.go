@@ -76,20 +76,8 @@ func (d *DLQ) Get(ctx context.Context, id string) (DeadLetter, error) {
 	return toDeadLetter(msgs[0]), nil
 }
 
-// replayScript re-appends the original fields to the source stream and deletes the
-// dead letter in one atomic step, so a replay never duplicates or loses the entry even
-// when two operators replay at once. KEYS[1] DLQ, KEYS[2] source stream; ARGV[1] the
-// dead letter's id, ARGV[2] MAXLEN ("0": no cap), ARGV[3..] the original fields.
-var replayScript = redis.NewScript(`
-if #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return false end
-local id
-if ARGV[2] == '0' then
-  id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
-else
-  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))
-end
-redis.call('XDEL', KEYS[1], ARGV[1])
-return id`)
+// replayScript is streams.ReplayScript: a replay in one atomic step.
+var replayScript = redis.NewScript(streams.ReplayScript)
 
 // Replay appends the dead letter's original fields to its source stream as a new entry
 // (a new delivery: every group of that stream sees it, and R5's idempotency by

@@ -32,12 +32,10 @@ func redisHarness(t *testing.T, c *redis.Client) streamtest.Harness {
 			return c.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: fields}).Err()
 		},
 		Publisher: func(t *testing.T, stream string) hub.Transport {
-			tr, err := redisstream.New(c, redisstream.Config{Stream: stream, Logger: testenv.Logger(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = tr.Close() })
-			return tr
+			return publisherWire(t, c, stream, streams.Wire{})
+		},
+		PublisherWire: func(t *testing.T, stream string, w streams.Wire) hub.Transport {
+			return publisherWire(t, c, stream, w)
 		},
 		Range: func(ctx context.Context, stream string) ([]map[string]string, error) {
 			msgs, err := c.XRange(ctx, stream, "-", "+").Result()
@@ -66,6 +64,18 @@ func redisHarness(t *testing.T, c *redis.Client) streamtest.Harness {
 		Transport:    redisstream.DefaultName,
 		ClaimMinIdle: time.Second, // SQL commits under -race on a shared machine (as kdbstream's own harness)
 	}
+}
+
+// publisherWire is the Redis transport writing stream in the entry format w, through the
+// front.
+func publisherWire(t *testing.T, c *redis.Client, stream string, w streams.Wire) hub.Transport {
+	tr, err := redisstream.New(c, redisstream.Config{Stream: stream, Encoding: w.Encoding, DefaultActor: w.DefaultActor,
+		DefaultSubject: w.DefaultSubject, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
 }
 
 func TestRESP_RedisTransportContract(t *testing.T) {
@@ -136,7 +146,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 
 func (h *confHarness) Unreachable() hub.Transport {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	tr, err := redisstream.New(c, redisstream.Config{Stream: h.stream})
+	tr, err := redisstream.New(c, redisstream.Config{Stream: h.stream, DefaultSubject: conformanceSubject})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -144,13 +154,17 @@ func (h *confHarness) Unreachable() hub.Transport {
 	return tr
 }
 
+// conformanceSubject is the harness transports' DefaultSubject: the suite's events
+// have none, and R2 requires one (redisstream's own conformance run does the same).
+const conformanceSubject = "transporttest-subject"
+
 func TestRESP_RedisTransportConformance(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, db testDB) {
 		c, _, _ := frontClient(t, db)
 		transporttest.Run(t, func(t *testing.T) transporttest.Harness {
 			stream := testenv.Name(t)
-			tr, err := redisstream.New(c, redisstream.Config{Stream: stream, Logger: testenv.Logger(t)})
+			tr, err := redisstream.New(c, redisstream.Config{Stream: stream, DefaultSubject: conformanceSubject, Logger: testenv.Logger(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,26 +7,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 // The front runs no Lua. The hub's Redis transport (transports/redisstream) sends two
-// scripts, each an atomic step of its dead-letter handling; the front knows their
-// exact texts, answers EVALSHA for their SHA1s (and EVAL, SCRIPT LOAD, SCRIPT EXISTS
+// scripts, each an atomic step of its dead-letter handling (streams.DeadLetterScript,
+// streams.ReplayScript); the front knows their exact texts, answers EVALSHA for their SHA1s (and EVAL, SCRIPT LOAD, SCRIPT EXISTS
 // for them), and runs each as one engine transaction with the same effect and reply:
 //
 //   - deadLetter: XADD KEYS[2] * ARGV[3..] and XACK KEYS[1] ARGV[1] ARGV[2]; reply the
 //     new id (engine.DeadLetterID);
-//   - replay: if KEYS[1] has entry ARGV[1], XADD KEYS[2] MAXLEN ~ ARGV[2] * ARGV[3..]
-//     and XDEL KEYS[1] ARGV[1], reply the new id, else nil (engine.ReplayEntry).
+//   - replay: if KEYS[1] has entry ARGV[1], XADD KEYS[2] MAXLEN ~ ARGV[2] (no cap for "0")
+//   - ARGV[3..] and XDEL KEYS[1] ARGV[1], reply the new id, else nil (engine.ReplayEntry).
 //
 // Any other script is refused with an error that says so (EVALSHA: NOSCRIPT, as for a
 // script Redis does not have; EVAL and SCRIPT LOAD: "ERR ... not one of them"), never
-// run approximately. A change to either script's text in redisstream changes its SHA1:
-// the front's tests run that package's DLQ and consumer against the front and fail.
+// run approximately. The texts are the shared layer's, so the SHA1s always match what
+// redisstream sends; the front's tests run that package's DLQ and consumer against it.
 const (
-	deadLetterScriptText = "\nlocal id = redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))\nredis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\nreturn id"
-	replayScriptText     = "\nif #redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1]) == 0 then return false end\nlocal id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))\nredis.call('XDEL', KEYS[1], ARGV[1])\nreturn id"
+	deadLetterScriptText = streams.DeadLetterScript
+	replayScriptText     = streams.ReplayScript
 )
 
 type knownScript struct {
@@ -154,7 +155,10 @@ func runReplay(s *Server, c *client, keys, argv []string) (any, error) {
 	if err != nil || maxLen < 0 {
 		return nil, errNotInt
 	}
-	trim := &engine.Trim{Approx: true, MaxLen: maxLen, Limit: -1}
+	var trim *engine.Trim // "0": no cap (a per-category stream, E8)
+	if maxLen > 0 {
+		trim = &engine.Trim{Approx: true, MaxLen: maxLen, Limit: -1}
+	}
 	id, ok, err := s.eng.ReplayEntry(c.ctx, keys[0], argv[0], keys[1], trim, argv[2:])
 	if err != nil || !ok {
 		return nil, err

@@ -15,8 +15,9 @@ import (
 func TestDocsConfigExamplesLint(t *testing.T) {
 	t.Parallel()
 	vars := env(map[string]string{
-		"HUB_ADMIN_TOKEN":  "eha_docs_example_token_0123456789abcdef",
-		"HUB_DATABASE_URL": "postgres://hub@db.internal:5432/hub",
+		"HUB_ADMIN_TOKEN":     "eha_docs_example_token_0123456789abcdef",
+		"HUB_DATABASE_URL":    "postgres://hub@db.internal:5432/hub",
+		"KODER_RESP_PASSWORD": "resp-docs-example-password",
 	})
 	total := 0
 	for _, doc := range []string{"hub-binary.md", "security.md"} {
