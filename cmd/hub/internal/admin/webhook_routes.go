@@ -71,10 +71,10 @@ type rotateBody struct {
 }
 
 type resendBody struct {
-	IDs      []string `json:"ids"`
-	Endpoint string   `json:"endpoint"`
-	Since    string   `json:"since"`
-	Until    string   `json:"until"`
+	IDs      []deliveryID `json:"ids"` // as GET /deliveries lists them
+	Endpoint string       `json:"endpoint"`
+	Since    string       `json:"since"`
+	Until    string       `json:"until"`
 }
 
 // resentReply answers the resend routes; its fields are in name order, the order this
@@ -178,12 +178,8 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 func resend(r *http.Request, t *webhook.Transport, b resendBody) (resentReply, error) {
 	if len(b.IDs) > 0 {
 		var out []*webhook.Delivery
-		for _, s := range b.IDs {
-			id, err := parseID(s)
-			if err != nil {
-				return resentReply{}, err
-			}
-			d, err := t.Resend(r.Context(), id)
+		for _, id := range b.IDs {
+			d, err := t.Resend(r.Context(), int64(id))
 			if err != nil {
 				return resentReply{}, err
 			}
