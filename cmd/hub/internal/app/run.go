@@ -29,6 +29,7 @@ type App struct {
 	store   *store.Store
 	hub     *hub.Hub
 	outbox  *outbox.Outbox
+	failed  *failureSink // nil: failure events are not recorded outside the process
 	reg     *prometheus.Registry
 	ready   atomic.Bool
 	servers []*http.Server
@@ -46,8 +47,8 @@ type openTransport struct {
 }
 
 // Start opens and starts everything in order: metrics registry, the hub (with the
-// outbox when a route uses it), transports, routes, the ledger, the admin and metrics
-// listeners, then sources. The hub comes first so the runtime every module receives is
+// outbox when a route uses it, and the failure sink), transports, the failure sink's
+// target, routes, the ledger, the admin and metrics listeners, then sources. The hub comes first so the runtime every module receives is
 // complete: sources find the publisher there. A failure closes what already started,
 // in reverse.
 func Start(ctx context.Context, p *Plan) (a *App, err error) {
@@ -78,6 +79,12 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 		opts = append(opts, hub.WithOutbox(a.outbox))
 	}
+	if sink := cfg.Sink(); sink != (config.FailureSink{}) {
+		if a.failed, err = newFailureSink(sink, a.reg, p.Logger); err != nil {
+			return a, fmt.Errorf("failures: %w", err)
+		}
+		opts = append(opts, hub.WithFailureSink(a.failed))
+	}
 	if a.hub, err = hub.New(opts...); err != nil {
 		return a, fmt.Errorf("hub: %w", err)
 	}
@@ -90,6 +97,11 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 		a.transports = append(a.transports, openTransport{s.Name, s.ID, s.Module, t})
 		p.Logger.Info("transport open", "name", s.Name, "module", string(s.ID))
+	}
+	if a.failed != nil {
+		if err := a.failed.open(ctx, a); err != nil {
+			return a, fmt.Errorf("failures: %w", err)
+		}
 	}
 	if err := a.forward(dest); err != nil {
 		return a, err
@@ -222,6 +234,11 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.transports = nil
+	if a.failed != nil {
+		if err := a.failed.closeOwn(); err != nil {
+			errs = append(errs, fmt.Errorf("failures: %w", err))
+		}
+	}
 	for _, s := range a.servers {
 		if err := s.Shutdown(ctx); err != nil {
 			errs = append(errs, err)

@@ -47,6 +47,9 @@ type Config struct {
 	Admin Admin `yaml:"admin"`
 	// Metrics optionally serves /metrics on a listener of its own (it is always on admin).
 	Metrics Metrics `yaml:"metrics"`
+	// Failures records each final direct-delivery failure as a hub.transport.failed
+	// event (F1): by default in the store's kdbstream stream hub.failures.
+	Failures Failures `yaml:"failures"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }

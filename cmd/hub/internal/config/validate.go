@@ -30,6 +30,7 @@ func (f *File) validate() Problems {
 		{"metrics", c.Metrics.validate()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
+		{"failures", c.validateFailures()},
 	} {
 		ps = append(ps, f.ProblemsAt(s.path, "", s.err)...)
 	}
