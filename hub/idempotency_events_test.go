@@ -26,10 +26,12 @@ func TestR5_ContentDigest(t *testing.T) {
 	t.Parallel()
 	base := ContentDigest(digestEvent())
 	same := map[string]func(*cloudevent.Event){
-		"Clone":                    func(*cloudevent.Event) {},
-		"JSONWhitespace":           func(e *cloudevent.Event) { e.Data = []byte("{ \"order\": \"o1\",\n \"lines\": [1, 2] }") },
-		"AbsentContentTypeIsJSON":  func(e *cloudevent.Event) { e.DataContentType = "" },
-		"TraceContextIgnored":      func(e *cloudevent.Event) { e.SetExtension(cloudevent.ExtTraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") },
+		"Clone":                   func(*cloudevent.Event) {},
+		"JSONWhitespace":          func(e *cloudevent.Event) { e.Data = []byte("{ \"order\": \"o1\",\n \"lines\": [1, 2] }") },
+		"AbsentContentTypeIsJSON": func(e *cloudevent.Event) { e.DataContentType = "" },
+		"TraceContextIgnored": func(e *cloudevent.Event) {
+			e.SetExtension(cloudevent.ExtTraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+		},
 		"TimeZoneIsTheSameInstant": func(e *cloudevent.Event) { e.Time = e.Time.In(time.FixedZone("x", 3600)) },
 	}
 	for name, mutate := range same {
