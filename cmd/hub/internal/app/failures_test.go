@@ -216,4 +216,3 @@ func counter(t *testing.T, a *app.App, name, sink, outcome string) float64 {
 	t.Fatalf("no %s{sink=%q,outcome=%q}", name, sink, outcome)
 	return 0
 }
-

@@ -16,6 +16,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
+	"github.com/koder/eventhub/dedupe"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/outbox"
 )
@@ -77,7 +78,9 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		if a.outbox, err = openOutbox(ctx, a, dest); err != nil {
 			return a, fmt.Errorf("outbox: %w", err)
 		}
-		opts = append(opts, hub.WithOutbox(a.outbox))
+		// The wrapper records the ingress's accepted event ids in the rows' own
+		// transaction (R5 dedupe): a failed publish leaves no record.
+		opts = append(opts, hub.WithOutbox(dedupe.WrapOutbox(a.outbox)))
 	}
 	if sink := cfg.Sink(); sink != (config.FailureSink{}) {
 		if a.failed, err = newFailureSink(sink, a.reg, p.Logger); err != nil {

@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
@@ -52,12 +53,23 @@ type Handler struct {
 	// Parse decodes a request into events (binary, structured, batch); default
 	// ParseRequest.
 	Parse func(h http.Header, body []byte) ([]*cloudevent.Event, error)
+	// Deduper, when set, accepts each (tenant, event id) once within DedupeWindow
+	// (default 24h, R5): a repeat is answered as a duplicate and not published again,
+	// other content under the id is a 409 (dedupe.go).
+	Deduper      hub.EventDeduper
+	DedupeWindow time.Duration
+	// RequireULIDIDs refuses ids that are not evt_<ULID> (C1); ids are always at most
+	// MaxIDLength characters (ids.go).
+	RequireULIDIDs bool
 }
 
-// Accepted is the 202 body.
+// Accepted is the 202 body. IDs lists every event of the request, in order; Duplicates
+// those of them accepted earlier within the dedupe window, which were not stored again;
+// Accepted counts the others.
 type Accepted struct {
-	Accepted int      `json:"accepted"`
-	IDs      []string `json:"ids"`
+	Accepted   int      `json:"accepted"`
+	IDs        []string `json:"ids"`
+	Duplicates []string `json:"duplicates,omitempty"`
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -115,9 +127,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Detail: fmt.Sprintf("%d events in one batch; the limit is %d", len(evs), maxBatch)})
 		return
 	}
+	batch := isBatch(r.Header)
+	fes := checkIDs(evs, batch, h.RequireULIDIDs)
 	if h.Validator != nil {
-		var fes []FieldError
-		batch := isBatch(r.Header)
 		for i, ev := range evs {
 			idx := -1
 			if batch {
@@ -131,13 +143,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				fes = append(fes, fieldErrors(err, idx)...)
 			}
 		}
-		if len(fes) > 0 {
-			writeInvalid(w, fes)
-			return
-		}
 	}
-	if err := h.Publisher.Publish(r.Context(), evs...); err != nil {
+	if len(fes) > 0 {
+		writeInvalid(w, fes)
+		return
+	}
+	res, err := h.publish(r.Context(), evs, batch)
+	if err != nil {
 		h.publishFailed(w, r, err)
+		return
+	}
+	if len(res.conflicts) > 0 {
+		writeConflict(w, res.conflicts)
 		return
 	}
 	ids := make([]string, len(evs))
@@ -146,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	_ = json.NewEncoder(w).Encode(Accepted{Accepted: len(evs), IDs: ids})
+	_ = json.NewEncoder(w).Encode(Accepted{Accepted: len(evs) - len(res.duplicates), IDs: ids, Duplicates: res.duplicates})
 }
 
 func writeInvalid(w http.ResponseWriter, fes []FieldError) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ingress"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
 )
 
 func init() { registry.Register(new(HTTPSource)) }
@@ -38,11 +39,16 @@ type HTTPSource struct {
 	MaxBatch int `yaml:"max_batch"`
 	// ReadTimeout bounds reading one request, headers and body. Default 30s.
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// Options: the dedupe window of event ids (R5) and the id rules (C1).
+	ingress.Options `yaml:",inline"`
 
 	srv    *http.Server
 	done   chan struct{}
 	logger *slog.Logger
 	addr   string
+
+	deduper      hub.EventDeduper // nil: no_dedupe
+	closeDeduper func() error
 }
 
 // HubModule registers source.http.
@@ -68,6 +74,7 @@ func (s *HTTPSource) Provision(pc *registry.ProvisionContext) error {
 	if s.ReadTimeout == 0 {
 		s.ReadTimeout = DefaultReadTimeout
 	}
+	s.Options.SetDefaults()
 	s.logger = pc.Logger
 	return nil
 }
@@ -87,13 +94,15 @@ func (s *HTTPSource) Validate() error {
 	if s.MaxBatch < 0 {
 		errs = append(errs, registry.Field("max_batch", "must not be negative"))
 	}
+	errs = append(errs, s.validateOptions()...)
 	return errors.Join(errs...)
 }
 
 // Handler returns the ingress handler on the runtime's hub (tests and benchmarks use it
 // without a listener).
 func (s *HTTPSource) Handler(rt *registry.Runtime) http.Handler {
-	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger}
+	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger,
+		Deduper: s.deduper, DedupeWindow: s.DedupeWindow, RequireULIDIDs: s.RequireULIDIDs}
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
@@ -102,10 +111,15 @@ func (s *HTTPSource) Handler(rt *registry.Runtime) http.Handler {
 	return mux
 }
 
-// Start listens and serves in the background.
+// Start opens the dedupe window, then listens and serves in the background.
 func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
+	var err error
+	if s.deduper, s.closeDeduper, err = s.openDeduper(ctx, rt); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
+		_ = s.closeDeduper()
 		return fmt.Errorf("ingress: %w", err)
 	}
 	s.addr = ln.Addr().String()
@@ -133,7 +147,7 @@ func (s *HTTPSource) Close(ctx context.Context) error {
 	}
 	err := s.srv.Shutdown(ctx)
 	<-s.done
-	return err
+	return errors.Join(err, s.closeDeduper())
 }
 
 var (
