@@ -27,6 +27,15 @@ type Config struct {
 	PruneInterval time.Duration `yaml:"prune_interval"`
 	// PruneBatch bounds the rows one delete statement removes. Default 5000.
 	PruneBatch int `yaml:"prune_batch"`
+	// OutboxOnly is the caller's promise that every event it admits is published only to
+	// outbox routes whose outbox is WrapOutbox on this Store's ledger, or to no route at
+	// all (no direct route, no in-process subscriber). Admit then skips its lookup: the
+	// rows' transaction finds a repeat by itself (its upsert records fewer ids than it
+	// was given, it rolls back, and Admit looks the batch up and judges it), so a new
+	// event costs one statement per batch instead of two. An event that matches no route
+	// is then answered as admitted even when it repeats one (nothing was delivered).
+	// Default false: Admit looks up first, which is exact for any route.
+	OutboxOnly bool `yaml:"-"`
 	// Logger receives prune errors and records that could not be written after a
 	// successful publish. Default slog.Default().
 	Logger *slog.Logger `yaml:"-"`

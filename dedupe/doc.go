@@ -8,7 +8,9 @@
 // # Cost and atomicity
 //
 // Admit costs two indexed statements per batch, whatever its size: a lookup of the
-// batch's keys by primary key, and one multi-row upsert that records the new ones. When
+// batch's keys by primary key, and one multi-row upsert that records the new ones; with
+// Config.OutboxOnly (every route an outbox route, as in the binary's embedded default)
+// only the upsert, the lookup running only when the upsert finds a repeat. When
 // the events go to outbox routes, the upsert runs in the transaction that stores the
 // outbox rows (WrapOutbox): a failed publish stores no record, a stored record means the
 // rows are committed, and of two concurrent requests with one id exactly one commits;

@@ -71,12 +71,13 @@ func (c *claim) unrecorded() []int {
 	return out
 }
 
-// raceError: another request recorded one of the claimed ids between Admit's lookup and
-// the transaction; nothing was stored. Admit judges the batch again.
+// raceError: one of the claimed ids is recorded already (by a concurrent request after
+// Admit's lookup, or, with OutboxOnly, by an earlier one); the transaction stored
+// nothing. Admit looks the batch up and judges it again.
 type raceError struct{}
 
 func (*raceError) Error() string {
-	return "dedupe: a concurrent request recorded one of these event ids first"
+	return "dedupe: one of these event ids is recorded already"
 }
 
 // HubCode is Unavailable: the request may be retried (Admit does so itself first).

@@ -13,8 +13,9 @@ import (
 	"github.com/koder/eventhub/ledger"
 )
 
-// maxRaces bounds how often Admit judges a batch again after losing a race for one of
-// its ids to a concurrent request; past it the request fails as Unavailable (retry).
+// maxRaces bounds how often Admit judges a batch again after its transaction found one
+// of the ids recorded by a concurrent request; past it the request fails as Unavailable
+// (the client retries).
 const maxRaces = 3
 
 // Store is the window on the ledger's database. Safe for concurrent use; several Stores
@@ -76,20 +77,25 @@ func (s *Store) Admit(ctx context.Context, keys []hub.EventKey, ttl time.Duratio
 		if len(pending) == 0 {
 			return out, nil
 		}
-		recs, err := s.lookup(ctx, keys, pending, s.now())
-		if err != nil {
-			return out, err
-		}
-		fresh := judge(keys, pending, recs, out)
-		if hub.AnyConflict(out) || len(fresh) == 0 {
-			return out, nil
+		fresh := pending
+		if !s.cfg.OutboxOnly || race > 0 {
+			recs, err := s.lookup(ctx, keys, pending, s.now())
+			if err != nil {
+				return out, err
+			}
+			fresh = judge(keys, pending, recs, out)
+			if hub.AnyConflict(out) || len(fresh) == 0 {
+				return out, nil
+			}
 		}
 		c := &claim{store: s, keys: keys, fresh: fresh, ttl: ttl, recorded: make([]bool, len(keys))}
-		err = publish(withClaim(ctx, c), fresh)
+		err := publish(withClaim(ctx, c), fresh)
 		var lost *raceError
 		if errors.As(err, &lost) {
-			if race+1 < maxRaces {
-				continue // judged again: the winner's record is committed now
+			// A repeat (OutboxOnly, first round) or a race lost to a concurrent request:
+			// nothing was stored; judged again with a lookup, the other record committed.
+			if race < maxRaces {
+				continue
 			}
 			return out, hub.Errorf(hub.Unavailable, "dedupe: concurrent requests keep claiming the same event ids; retry")
 		}

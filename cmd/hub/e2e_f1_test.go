@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,14 @@ admin:
   listen: "`+admin+`"
 `)
 	p := startHubProbe(t, cfg, admin, "/healthz") // /readyz stays 503: the Redis is down
+	// Sources start after the admin listener: wait for the ingress itself.
+	testenv.WaitFor(t, 30*time.Second, "the ingress to listen", func() bool {
+		c, err := net.Dial("tcp", ingress)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 
 	id := cloudevent.NewID()
 	status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent(id))

@@ -49,6 +49,7 @@ type HTTPSource struct {
 
 	deduper      hub.EventDeduper // nil: no_dedupe
 	closeDeduper func() error
+	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
 // HubModule registers source.http.
@@ -75,6 +76,7 @@ func (s *HTTPSource) Provision(pc *registry.ProvisionContext) error {
 		s.ReadTimeout = DefaultReadTimeout
 	}
 	s.Options.SetDefaults()
+	s.outboxOnly = onlyOutboxRoutes(pc)
 	s.logger = pc.Logger
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/dedupe"
@@ -28,11 +29,27 @@ func (s *HTTPSource) openDeduper(ctx context.Context, rt *registry.Runtime) (hub
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := dedupe.Open(ctx, l, dedupe.Config{Logger: rt.Logger})
+	d, err := dedupe.Open(ctx, l, dedupe.Config{OutboxOnly: s.outboxOnly, Logger: rt.Logger})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ingress: dedupe: %w", err)
 	}
 	return d, d.Close, nil
+}
+
+// onlyOutboxRoutes reports whether every route of the config is an outbox route: then
+// every event the ingress publishes goes through the outbox's transaction (the app wraps
+// it with dedupe.WrapOutbox, and the binary has no in-process subscriber), so the dedupe
+// window needs no lookup before a publish (dedupe.Config.OutboxOnly).
+func onlyOutboxRoutes(pc *registry.ProvisionContext) bool {
+	if pc.File == nil || len(pc.File.Config.Routes) == 0 {
+		return false
+	}
+	for _, r := range pc.File.Config.Routes {
+		if r.Delivery != config.DeliveryOutbox {
+			return false
+		}
+	}
+	return true
 }
 
 // validateOptions checks the ingress.Options keys.
