@@ -1,7 +1,9 @@
 // Package ingress is the hub binary's CloudEvents HTTP ingress: POST /events in binary,
 // structured and batch mode, answered 202 only once hub.Publish returned (for an outbox
 // route: once the event is durably stored), 400 with an RFC 9457 problem-details body
-// naming every invalid field, 413 over the size limit, 415 for other content types.
+// naming every invalid field, 409 for an event id accepted before with other content
+// (dedupe.go; a repeat of the same event is a 202 listing it as a duplicate), 413 over
+// the size limit, 415 for other content types.
 package ingress
 
 import (
