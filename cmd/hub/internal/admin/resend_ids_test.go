@@ -62,3 +62,25 @@ func TestH3_ResendTakesTheIDsDeliveriesLists(t *testing.T) {
 		}
 	})
 }
+
+// FuzzResendBody: any body either decodes to positive ids or is a 400 problem.
+func FuzzResendBody(f *testing.F) {
+	for _, s := range []string{`{"ids":[42]}`, `{"ids":["42"]}`, `{"ids":[0]}`, `{"ids":[1e3]}`, `{"ids":["\u0034\u0032"]}`, `{"endpoint":"ep_1","since":"2026-01-01T00:00:00Z"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		w := httptest.NewRecorder()
+		var b resendBody
+		if decodeBody(w, httptest.NewRequest(http.MethodPost, "/deliveries/resend", strings.NewReader(body)), &b) {
+			for _, id := range b.IDs {
+				if id < 1 {
+					t.Fatalf("%q decoded to id %d", body, id)
+				}
+			}
+			return
+		}
+		if w.Code != http.StatusBadRequest || w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%q: status %d %s", body, w.Code, w.Body)
+		}
+	})
+}
