@@ -40,6 +40,23 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// The lookups join the batch's keys to the table, keys first, so each key is one search
+// of the primary key whatever the table holds. SQLite plans `(tenant, event_id) IN
+// (VALUES ...)` of more than one row as a scan of the whole table, and a filter on
+// expires_at alone by the expiry index (every unexpired row): a CROSS JOIN fixes the
+// loop order (TestLookupSearchesThePrimaryKey pins the plan).
+
+func lookupPostgres(table string) string {
+	return `SELECT t.tenant, t.event_id, t.digest FROM unnest($2::text[], $3::text[]) AS k(tenant, event_id)
+		JOIN ` + table + ` AS t ON t.tenant = k.tenant AND t.event_id = k.event_id WHERE t.expires_at > $1`
+}
+
+// lookupSQLite takes n (tenant, event id) pairs, then the time.
+func lookupSQLite(table string, n int) string {
+	return `SELECT t.tenant, t.event_id, t.digest FROM (VALUES ` + valuesList(n, 2) + `) AS k
+		CROSS JOIN ` + table + ` AS t ON t.tenant = k.column1 AND t.event_id = k.column2 WHERE t.expires_at > ?`
+}
+
 // record is a row of the window.
 type record struct {
 	tenant, id string
@@ -56,21 +73,18 @@ func (s *Store) lookup(ctx context.Context, keys []hub.EventKey, idx []int, now 
 	}
 	if s.backend == ledger.Postgres {
 		tenants, ids, _ := columns(keys, idx)
-		r, err := s.l.Pool().Query(ctx, `SELECT tenant, event_id, digest FROM `+s.table+`
-			WHERE expires_at > $1 AND (tenant, event_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-			now.UnixMicro(), tenants, ids)
+		r, err := s.l.Pool().Query(ctx, lookupPostgres(s.table), now.UnixMicro(), tenants, ids)
 		if err != nil {
 			return nil, classify("lookup", err)
 		}
 		rows = pgRows{r}
 	} else {
-		args := make([]any, 0, 1+2*len(idx))
-		args = append(args, now.UnixMicro())
+		args := make([]any, 0, 2*len(idx)+1)
 		for _, i := range idx {
 			args = append(args, keys[i].Tenant, keys[i].ID)
 		}
-		r, err := s.l.DB().QueryContext(ctx, `SELECT tenant, event_id, digest FROM `+s.table+`
-			WHERE expires_at > ? AND (tenant, event_id) IN (VALUES `+valuesList(len(idx), 2)+`)`, args...)
+		args = append(args, now.UnixMicro())
+		r, err := s.l.DB().QueryContext(ctx, lookupSQLite(s.table, len(idx)), args...)
 		if err != nil {
 			return nil, classify("lookup", err)
 		}
@@ -125,16 +139,21 @@ func (s *Store) upsert(ctx context.Context, tx any, keys []hub.EventKey, idx []i
 
 // prune deletes at most PruneBatch expired records and returns how many it deleted.
 func (s *Store) prune(ctx context.Context, now time.Time) (int64, error) {
+	n, err := s.exec(ctx, nil, s.pruneQuery(), now.UnixMicro(), s.cfg.PruneBatch)
+	if err != nil {
+		return 0, classify("prune", err)
+	}
+	return n, nil
+}
+
+// pruneQuery deletes at most $2 records expired at $1, found by the expiry index.
+func (s *Store) pruneQuery() string {
 	q := `DELETE FROM ` + s.table + ` WHERE (tenant, event_id) IN
 		(SELECT tenant, event_id FROM ` + s.table + ` WHERE expires_at <= ? LIMIT ?)`
 	if s.backend == ledger.Postgres {
 		q = strings.Replace(strings.Replace(q, "?", "$1", 1), "?", "$2", 1)
 	}
-	n, err := s.exec(ctx, nil, q, now.UnixMicro(), s.cfg.PruneBatch)
-	if err != nil {
-		return 0, classify("prune", err)
-	}
-	return n, nil
+	return q
 }
 
 // exec runs q in tx, or on its own when tx is nil, and returns the rows affected.
