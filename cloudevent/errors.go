@@ -59,17 +59,6 @@ type problems struct{ list []Problem }
 
 func (p *problems) add(field, msg string) { p.list = append(p.list, Problem{field, msg}) }
 
-// has reports whether a problem about field was added already (a linear scan: it runs
-// only on the error path, where the list is short).
-func (p *problems) has(field string) bool {
-	for _, q := range p.list {
-		if q.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *problems) err() error {
 	if len(p.list) == 0 {
 		return nil

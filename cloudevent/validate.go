@@ -158,3 +158,15 @@ func validMediaType(ct string) bool {
 	_, _, err := mime.ParseMediaType(ct)
 	return err == nil
 }
+
+// has reports whether a problem about field was added already, so a field the parser
+// refused (wrong type, not UTF-8) does not also get "required". A linear scan: it runs
+// only on the error path, where the list is short.
+func (p *problems) has(field string) bool {
+	for _, q := range p.list {
+		if q.Field == field {
+			return true
+		}
+	}
+	return false
+}
