@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -197,11 +198,17 @@ func (e *Event) decodeJSON(b []byte, p *problems) (object, dataValid bool) {
 			break
 		}
 		kEnd := skipString(b, i)
-		key, _ := unquoteJSONStr(src[i:kEnd])
+		key, keyOK := unquoteJSONStr(src[i:kEnd])
+		kStart := i
 		i = skipWS(b, kEnd) + 1 // ':'
 		i = skipWS(b, i)
 		vEnd := skipValue(b, i)
-		e.decodeMember(key, b[i:vEnd], src[i:vEnd], &data, &data64, p)
+		if keyOK {
+			e.decodeMember(key, b[i:vEnd], src[i:vEnd], &data, &data64, p)
+		} else {
+			// Named as well as it can be: the bytes that are not UTF-8 shown as U+FFFD.
+			p.add(strings.ToValidUTF8(src[kStart+1:kEnd-1], "\uFFFD"), "member name "+msgNotUTF8)
+		}
 		i = skipWS(b, vEnd)
 		if b[i] == ',' {
 			i++
@@ -213,7 +220,7 @@ func (e *Event) decodeJSON(b []byte, p *problems) (object, dataValid bool) {
 	case data64 != nil:
 		s, ok := unquoteJSONString(data64)
 		if !ok {
-			p.add("data_base64", "must be a string")
+			p.add("data_base64", stringProblem(string(data64)))
 			break
 		}
 		d, err := base64.StdEncoding.DecodeString(s)
@@ -237,6 +244,10 @@ func (e *Event) decodeJSON(b []byte, p *problems) (object, dataValid bool) {
 			if s != "" {
 				e.Data = []byte(s)
 			}
+			break
+		}
+		if data[0] == '"' {
+			p.add("data", msgNotUTF8)
 			break
 		}
 		p.add("data", "must be a string when datacontenttype is not JSON")
@@ -277,7 +288,7 @@ func (e *Event) decodeMember(key string, raw []byte, rawStr string, data, data64
 	case "time":
 		s, ok := unquoteJSONStr(rawStr)
 		if !ok {
-			p.add("time", "must be a string")
+			p.add("time", stringProblem(rawStr))
 			return
 		}
 		t, err := parseTime(s)
@@ -301,7 +312,7 @@ func (e *Event) decodeMember(key string, raw []byte, rawStr string, data, data64
 	}
 	s, ok := unquoteJSONStr(rawStr)
 	if !ok {
-		p.add(key, "must be a string")
+		p.add(key, stringProblem(rawStr))
 		return
 	}
 	*dst = s
@@ -315,7 +326,7 @@ func extValueFromJSON(raw string) (any, string) {
 	case '"':
 		s, ok := unquoteJSONStr(raw)
 		if !ok {
-			return nil, "bad string"
+			return nil, msgNotUTF8 // the document is valid JSON: only the encoding can fail
 		}
 		return s, ""
 	case 't':

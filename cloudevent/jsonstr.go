@@ -1,6 +1,7 @@
 package cloudevent
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -59,8 +60,11 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// unquoteJSONString decodes a JSON string token. The fast path handles strings
-// without escapes; the rest goes through encoding/json.
+// unquoteJSONString decodes a JSON string token strictly. encoding/json replaces bytes
+// that are not UTF-8, and \u escapes of unpaired UTF-16 surrogates, with U+FFFD: a
+// tenantid or id would be silently rewritten on parse. Both are refused here instead
+// (ok false), so the caller reports the member (see stringProblem). The fast path handles
+// strings without escapes; the rest goes through encoding/json once checked.
 func unquoteJSONString(b []byte) (string, bool) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return "", false
@@ -73,8 +77,14 @@ func unquoteJSONString(b []byte) (string, bool) {
 			break
 		}
 	}
-	if simple && utf8.Valid(inner) {
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	if simple {
 		return string(inner), true
+	}
+	if !pairedSurrogates(inner) {
+		return "", false
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -96,7 +106,85 @@ func unquoteJSONStr(s string) (string, bool) {
 		}
 	}
 	if !utf8.ValidString(inner) {
-		return unquoteJSONString([]byte(s))
+		return "", false
 	}
 	return inner, true
+}
+
+// msgNotUTF8 is the problem of a string that is not valid UTF-8 (raw bytes or a \u
+// escape of an unpaired surrogate).
+const msgNotUTF8 = "not valid UTF-8"
+
+// stringProblem explains why unquoteJSONString refused raw, a value of a document that
+// json.Valid accepted: a string token can only fail on its encoding.
+func stringProblem(raw string) string {
+	if len(raw) > 0 && raw[0] == '"' {
+		return msgNotUTF8
+	}
+	return "must be a string"
+}
+
+// validJSONText reports whether b, a JSON document json.Valid accepted, is UTF-8 text
+// whose escapes decode to Unicode scalar values. json.Valid accepts both invalid bytes
+// and lone surrogate escapes inside strings, which every decoder downstream would turn
+// into U+FFFD.
+func validJSONText(b []byte) bool { return utf8.Valid(b) && pairedSurrogates(b) }
+
+// pairedSurrogates reports whether every \u escape in b (a JSON string body, or a whole
+// document: outside strings a backslash cannot occur) that encodes a UTF-16 surrogate
+// is a high surrogate followed by an escaped low one.
+func pairedSurrogates(b []byte) bool {
+	for i := bytes.IndexByte(b, '\\'); i >= 0 && i+1 < len(b); {
+		if b[i+1] != 'u' {
+			i = next(b, i+2)
+			continue
+		}
+		r, ok := hex4(b, i+2)
+		if !ok {
+			return true // not JSON; json.Valid reports it
+		}
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return false
+		case r >= 0xd800 && r <= 0xdbff:
+			lo, ok := -1, false
+			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				lo, ok = hex4(b, i+8)
+			}
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return false
+			}
+			i = next(b, i+12)
+		default:
+			i = next(b, i+6)
+		}
+	}
+	return true
+}
+
+// next is the index of the next backslash at or after from, or -1.
+func next(b []byte, from int) int {
+	if from >= len(b) {
+		return -1
+	}
+	if j := bytes.IndexByte(b[from:], '\\'); j >= 0 {
+		return from + j
+	}
+	return -1
+}
+
+// hex4 decodes the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (int, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	r := 0
+	for _, c := range b[i : i+4] {
+		d := unhex(c)
+		if d < 0 {
+			return 0, false
+		}
+		r = r<<4 | d
+	}
+	return r, true
 }

@@ -13,7 +13,9 @@ import (
 // *ValidationError listing every problem, or nil:
 //   - id, source, specversion ("1.0"), type are required, and so is the tenantid
 //     extension (C1), as a non-empty string;
-//   - every string is valid UTF-8 (so the JSON codecs cannot alter it);
+//   - every string is valid UTF-8 (so the JSON codecs cannot alter it), and so is JSON
+//     data (no invalid bytes, no \u escape of an unpaired surrogate): a decoder would
+//     otherwise turn either into U+FFFD;
 //   - source is a URI reference, dataschema an absolute URI, datacontenttype a media
 //     type, time within years 0000-9999;
 //   - extension names obey ^[a-z0-9]{1,20}$ and shadow no core attribute; values are
@@ -40,7 +42,9 @@ func (e *Event) check(p *problems, checkData bool) {
 	switch e.SpecVersion {
 	case SpecVersion:
 	case "":
-		p.add("specversion", "required")
+		if !p.has("specversion") {
+			p.add("specversion", "required")
+		}
 	default:
 		p.add("specversion", "unsupported version "+e.SpecVersion+" (want 1.0)")
 	}
@@ -65,7 +69,9 @@ func (e *Event) check(p *problems, checkData bool) {
 		}
 	}
 	if _, ok := e.Extensions[ExtTenantID]; !ok {
-		p.add(ExtTenantID, "required (C1)")
+		if !p.has(ExtTenantID) { // a parse problem (not UTF-8) said it already
+			p.add(ExtTenantID, "required (C1)")
+		}
 	} else if _, ok := e.Extensions[ExtTenantID].(string); !ok {
 		p.add(ExtTenantID, "must be a string")
 	}
@@ -86,8 +92,13 @@ func (e *Event) check(p *problems, checkData bool) {
 	if ext := p.list[from:]; len(ext) > 1 { // map order: sort for a stable message
 		slices.SortStableFunc(ext, func(a, b Problem) int { return strings.Compare(a.Field, b.Field) })
 	}
-	if checkData && len(e.Data) > 0 && IsJSON(e.DataContentType) && !json.Valid(e.Data) {
-		p.add("data", "not valid JSON (datacontenttype is JSON)")
+	if len(e.Data) > 0 && IsJSON(e.DataContentType) {
+		switch {
+		case checkData && !json.Valid(e.Data):
+			p.add("data", "not valid JSON (datacontenttype is JSON)")
+		case !validJSONText(e.Data):
+			p.add("data", msgNotUTF8+" (invalid bytes, or a \\u escape of an unpaired surrogate)")
+		}
 	}
 }
 
@@ -95,7 +106,9 @@ func (e *Event) check(p *problems, checkData bool) {
 // present and well-formed.
 func requiredString(p *problems, field, s string) bool {
 	if s == "" {
-		p.add(field, "required")
+		if !p.has(field) { // a parse problem (wrong type, not UTF-8) said it already
+			p.add(field, "required")
+		}
 		return false
 	}
 	if !utf8.ValidString(s) {
@@ -144,4 +157,16 @@ func validURIRef(s string) bool {
 func validMediaType(ct string) bool {
 	_, _, err := mime.ParseMediaType(ct)
 	return err == nil
+}
+
+// has reports whether a problem about field was added already, so a field the parser
+// refused (wrong type, not UTF-8) does not also get "required". A linear scan: it runs
+// only on the error path, where the list is short.
+func (p *problems) has(field string) bool {
+	for _, q := range p.list {
+		if q.Field == field {
+			return true
+		}
+	}
+	return false
 }

@@ -80,6 +80,13 @@ type hubProc struct {
 // startHub runs `hub run -c cfg` and waits until the admin API answers /readyz.
 func startHub(t *testing.T, cfg, adminAddr string) *hubProc {
 	t.Helper()
+	return startHubProbe(t, cfg, adminAddr, "/readyz")
+}
+
+// startHubProbe is startHub waiting for probe (/healthz when a transport is meant to be
+// down, which keeps /readyz at 503).
+func startHubProbe(t *testing.T, cfg, adminAddr, probe string) *hubProc {
+	t.Helper()
 	logf, err := os.CreateTemp(filepath.Dir(cfg), "hub-*.log")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +114,7 @@ func startHub(t *testing.T, cfg, adminAddr string) *hubProc {
 			t.Fatalf("hub exited during start: %v\n%s", p.err, p.log())
 		default:
 		}
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
+		resp, err := http.Get("http://" + adminAddr + probe)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

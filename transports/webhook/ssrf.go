@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/koder/eventhub/hub"
@@ -196,8 +197,21 @@ func checkURL(raw string) (*url.URL, error) {
 		return nil, hub.Errorf(hub.InvalidArgument, "webhook: url %q: no host", redactURL(u))
 	case u.Opaque != "":
 		return nil, hub.Errorf(hub.InvalidArgument, "webhook: url %q: opaque URLs are not allowed", redactURL(u))
+	case !validPort(u.Port()):
+		return nil, hub.Errorf(hub.InvalidArgument, "webhook: url %q: port %s is not a TCP port (1-65535)", redactURL(u), u.Port())
 	}
 	return u, nil
+}
+
+// validPort reports whether p, a URL's port (digits only, url.Parse checked), is empty
+// (the scheme's default) or 1-65535. url.Parse accepts any digits: port 0 would let
+// the kernel pick nothing to dial, and 65536 and above wrap or fail only at send.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // CheckURL applies every rule: the static ones, then resolves the host and refuses it

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
@@ -72,10 +71,10 @@ type rotateBody struct {
 }
 
 type resendBody struct {
-	IDs      []string `json:"ids"`
-	Endpoint string   `json:"endpoint"`
-	Since    string   `json:"since"`
-	Until    string   `json:"until"`
+	IDs      []deliveryID `json:"ids"` // as GET /deliveries lists them
+	Endpoint string       `json:"endpoint"`
+	Since    string       `json:"since"`
+	Until    string       `json:"until"`
 }
 
 // resentReply answers the resend routes; its fields are in name order, the order this
@@ -203,7 +202,7 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			return
 		}
 		v, err := resend(r, t, b)
-		object := "deliveries/" + strings.Join(b.IDs, ",")
+		object := "deliveries/" + joinIDs(b.IDs)
 		if len(b.IDs) == 0 {
 			object = "deliveries/dead"
 			if b.Endpoint != "" {
@@ -252,11 +251,8 @@ func tenantOf(e *webhook.Endpoint) string {
 func resend(r *http.Request, t *webhook.Transport, b resendBody) (resentReply, error) {
 	if len(b.IDs) > 0 {
 		var out []*webhook.Delivery
-		for _, s := range b.IDs {
-			id, err := parseID(s)
-			if err != nil {
-				return resentReply{}, err
-			}
+		for _, did := range b.IDs {
+			id := int64(did)
 			if _, err := ownedDelivery(r, t, id); err != nil {
 				return resentReply{}, err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
+	"github.com/koder/eventhub/dedupe"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/outbox"
 	"github.com/koder/eventhub/transports/kdbstream/resp"
@@ -32,6 +33,7 @@ type App struct {
 	store   *store.Store
 	hub     *hub.Hub
 	outbox  *outbox.Outbox
+	failed  *failureSink // nil: failure events are not recorded outside the process
 	reg     *prometheus.Registry
 	ready   atomic.Bool
 	servers []*http.Server
@@ -52,8 +54,8 @@ type openTransport struct {
 }
 
 // Start opens and starts everything in order: metrics registry, the hub (with the
-// outbox when a route uses it), transports, routes, the ledger, the admin and metrics
-// listeners, then sources. The hub comes first so the runtime every module receives is
+// outbox when a route uses it, and the failure sink), transports, the failure sink's
+// target, routes, the ledger, the admin and metrics listeners, then sources. The hub comes first so the runtime every module receives is
 // complete: sources find the publisher there. A failure closes what already started,
 // in reverse.
 func Start(ctx context.Context, p *Plan) (a *App, err error) {
@@ -82,7 +84,15 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		if a.outbox, err = openOutbox(ctx, a, dest); err != nil {
 			return a, fmt.Errorf("outbox: %w", err)
 		}
-		opts = append(opts, hub.WithOutbox(a.outbox))
+		// The wrapper records the ingress's accepted event ids in the rows' own
+		// transaction (R5 dedupe): a failed publish leaves no record.
+		opts = append(opts, hub.WithOutbox(dedupe.WrapOutbox(a.outbox)))
+	}
+	if sink := cfg.Sink(); sink != (config.FailureSink{}) {
+		if a.failed, err = newFailureSink(sink, a.reg, p.Logger); err != nil {
+			return a, fmt.Errorf("failures: %w", err)
+		}
+		opts = append(opts, hub.WithFailureSink(a.failed))
 	}
 	if a.hub, err = hub.New(opts...); err != nil {
 		return a, fmt.Errorf("hub: %w", err)
@@ -96,6 +106,11 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 		a.transports = append(a.transports, openTransport{s.Name, s.ID, s.Module, t})
 		p.Logger.Info("transport open", "name", s.Name, "module", string(s.ID))
+	}
+	if a.failed != nil {
+		if err := a.failed.open(ctx, a); err != nil {
+			return a, fmt.Errorf("failures: %w", err)
+		}
 	}
 	if err := a.forward(dest); err != nil {
 		return a, err
@@ -260,6 +275,11 @@ func (a *App) Close(ctx context.Context) error {
 	a.transports = nil
 	if err := a.closeRESP(); err != nil {
 		errs = append(errs, fmt.Errorf("resp: %w", err))
+	}
+	if a.failed != nil {
+		if err := a.failed.closeOwn(); err != nil {
+			errs = append(errs, fmt.Errorf("failures: %w", err))
+		}
 	}
 	for _, s := range a.servers {
 		if err := s.Shutdown(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
@@ -24,7 +25,7 @@ type tailFlags struct {
 	stream, kdb, redisURL, from, output string
 	count                               int
 	poll                                time.Duration
-	noFollow                            bool
+	noFollow, failures                  bool
 }
 
 func newTailCmd(env *Env, g *globals) *cobra.Command {
@@ -40,14 +41,19 @@ The stream lives in kdbstream (--kdb: a kdbstream:// / sqlite:// / postgres:// U
 a SQLite file path; default the embedded default's ./data/hub.db) or in Redis
 (--redis URL; --redis "" reads $KODER_REDIS_URL).
 By default it starts at the end ($) and follows; --from 0 starts at the beginning,
---no-follow stops at the end.`,
+--no-follow stops at the end.
+
+--failures reads the stream where the hub records each final delivery failure
+(hub.transport.failed events, F1; failures.stream, default hub.failures); -o text
+then shows the failed event's id, route and error.`,
 		Example: `  hub tail                                   # the embedded default's "events" stream
   hub tail --stream events --from 0 --no-follow -o text
+  hub tail --failures --from 0 -o text       # every recorded delivery failure
   hub tail --redis redis://127.0.0.1:6379/0 --stream koder:events:id
   hub tail --kdb postgres://hub@db/hub --stream events.user`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTail(cmd.Context(), env, f, cmd.Flags().Changed("redis"))
+			return runTail(cmd.Context(), env, f, cmd.Flags().Changed("redis"), cmd.Flags().Changed("stream"))
 		},
 	}
 	fl := cmd.Flags()
@@ -59,6 +65,7 @@ By default it starts at the end ($) and follows; --from 0 starts at the beginnin
 	fl.StringVarP(&f.output, "output", "o", "json", "json (one CloudEvent per line) or text")
 	fl.DurationVar(&f.poll, "poll", 200*time.Millisecond, "kdbstream poll interval")
 	fl.BoolVar(&f.noFollow, "no-follow", false, "stop at the end of the stream")
+	fl.BoolVar(&f.failures, "failures", false, "read the failure stream ("+config.DefaultFailureStream+", or --stream if given)")
 	return cmd
 }
 
@@ -74,9 +81,12 @@ type entry struct {
 	values map[string]string
 }
 
-func runTail(ctx context.Context, env *Env, f *tailFlags, useRedis bool) error {
+func runTail(ctx context.Context, env *Env, f *tailFlags, useRedis, streamChanged bool) error {
 	if f.output != "json" && f.output != "text" {
 		return exitf(ExitUsage, "-o must be json or text")
+	}
+	if f.failures && !streamChanged {
+		f.stream = config.DefaultFailureStream
 	}
 	var r reader
 	var err error
@@ -131,7 +141,7 @@ func printEntry(w io.Writer, f *tailFlags, e entry) {
 			fmt.Fprintf(w, "%s  (malformed: %v)\n", e.id, err)
 			return
 		}
-		fmt.Fprintf(w, "%s  %s  %s  tenant=%s  %s\n", e.id, ev.Time.Format(time.RFC3339), ev.Type, ev.TenantID(), ev.ID)
+		fmt.Fprintf(w, "%s  %s  %s  tenant=%s  %s%s\n", e.id, ev.Time.Format(time.RFC3339), ev.Type, ev.TenantID(), ev.ID, failureText(ev))
 		return
 	}
 	if err != nil {
@@ -273,4 +283,17 @@ func decodeEntry(values map[string]string, stream string) (*cloudevent.Event, er
 		}
 	}
 	return cloudevent.DecodeFields(values, stream, cloudevent.AllowEmptyFields())
+}
+
+// failureText is the text line's tail for a hub.transport.failed event: which event
+// failed, on which route, after how many attempts, and why.
+func failureText(ev *cloudevent.Event) string {
+	if ev.Type != hub.TypeTransportFailed {
+		return ""
+	}
+	var tf hub.TransportFailure
+	if json.Unmarshal(ev.Data, &tf) != nil {
+		return ""
+	}
+	return fmt.Sprintf("  failed=%s (%s) route=%s attempts=%d code=%s error=%q", tf.EventID, tf.EventType, tf.Route, tf.Attempts, tf.Code, tf.Error)
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/outbox"
@@ -53,6 +53,9 @@ type Config struct {
 	Metrics Metrics `yaml:"metrics"`
 	// RESP optionally serves the store's kdbstream streams over the Redis protocol.
 	RESP RESP `yaml:"resp"`
+	// Failures records each final direct-delivery failure as a hub.transport.failed
+	// event (F1): by default in the store's kdbstream stream hub.failures.
+	Failures Failures `yaml:"failures"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }

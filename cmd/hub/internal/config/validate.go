@@ -37,6 +37,7 @@ func (f *File) validate() Problems {
 		{"resp", c.validateRESP()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
+		{"failures", c.validateFailures()},
 	} {
 		ps = append(ps, f.ProblemsAt(s.path, "", s.err)...)
 	}

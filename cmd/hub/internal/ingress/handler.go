@@ -1,7 +1,9 @@
 // Package ingress is the hub binary's CloudEvents HTTP ingress: POST /events in binary,
 // structured and batch mode, answered 202 only once hub.Publish returned (for an outbox
 // route: once the event is durably stored), 400 with an RFC 9457 problem-details body
-// naming every invalid field, 413 over the size limit, 415 for other content types.
+// naming every invalid field, 409 for an event id accepted before with other content
+// (dedupe.go; a repeat of the same event is a 202 listing it as a duplicate), 413 over
+// the size limit, 415 for other content types.
 package ingress
 
 import (
@@ -14,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
@@ -56,12 +59,23 @@ type Handler struct {
 	// before they are validated and published (Access.Authorize: tenant, types, rate
 	// limits). Its error is answered by WriteAccessError (403, 429 with Retry-After).
 	Authorize func(ctx context.Context, evs []*cloudevent.Event) error
+	// Deduper, when set, accepts each (tenant, event id) once within DedupeWindow
+	// (default 24h, R5): a repeat is answered as a duplicate and not published again,
+	// other content under the id is a 409 (dedupe.go).
+	Deduper      hub.EventDeduper
+	DedupeWindow time.Duration
+	// RequireULIDIDs refuses ids that are not evt_<ULID> (C1); ids are always at most
+	// MaxIDLength characters (ids.go).
+	RequireULIDIDs bool
 }
 
-// Accepted is the 202 body.
+// Accepted is the 202 body. IDs lists every event of the request, in order; Duplicates
+// those of them accepted earlier within the dedupe window, which were not stored again;
+// Accepted counts the others.
 type Accepted struct {
-	Accepted int      `json:"accepted"`
-	IDs      []string `json:"ids"`
+	Accepted   int      `json:"accepted"`
+	IDs        []string `json:"ids"`
+	Duplicates []string `json:"duplicates,omitempty"`
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -125,9 +139,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	batch := isBatch(r.Header)
+	fes := checkIDs(evs, batch, h.RequireULIDIDs)
 	if h.Validator != nil {
-		var fes []FieldError
-		batch := isBatch(r.Header)
 		for i, ev := range evs {
 			idx := -1
 			if batch {
@@ -141,13 +155,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				fes = append(fes, fieldErrors(err, idx)...)
 			}
 		}
-		if len(fes) > 0 {
-			writeInvalid(w, fes)
-			return
-		}
 	}
-	if err := h.Publisher.Publish(r.Context(), evs...); err != nil {
+	if len(fes) > 0 {
+		writeInvalid(w, fes)
+		return
+	}
+	res, err := h.publish(r.Context(), evs, batch)
+	if err != nil {
 		h.publishFailed(w, r, err)
+		return
+	}
+	if len(res.conflicts) > 0 {
+		writeConflict(w, res.conflicts)
 		return
 	}
 	ids := make([]string, len(evs))
@@ -156,7 +175,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	_ = json.NewEncoder(w).Encode(Accepted{Accepted: len(evs), IDs: ids})
+	_ = json.NewEncoder(w).Encode(Accepted{Accepted: len(evs) - len(res.duplicates), IDs: ids, Duplicates: res.duplicates})
 }
 
 func writeInvalid(w http.ResponseWriter, fes []FieldError) {

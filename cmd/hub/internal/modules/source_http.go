@@ -14,6 +14,7 @@ import (
 	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/ingress"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
 )
 
 func init() { registry.Register(new(HTTPSource)) }
@@ -44,11 +45,17 @@ type HTTPSource struct {
 	// IngressAccess: auth, hosts, origins, rate_limit, max_concurrent,
 	// max_header_bytes, tls (source_http_access.go).
 	IngressAccess `yaml:",inline"`
+	// Options: the dedupe window of event ids (R5) and the id rules (C1).
+	ingress.Options `yaml:",inline"`
 
 	srv    *http.Server
 	done   chan struct{}
 	logger *slog.Logger
 	addr   string
+
+	deduper      hub.EventDeduper // nil: no_dedupe
+	closeDeduper func() error
+	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
 // HubModule registers source.http.
@@ -74,6 +81,8 @@ func (s *HTTPSource) Provision(pc *registry.ProvisionContext) error {
 	if s.ReadTimeout == 0 {
 		s.ReadTimeout = DefaultReadTimeout
 	}
+	s.Options.SetDefaults()
+	s.outboxOnly = onlyOutboxRoutes(pc)
 	s.logger = pc.Logger
 	s.provision(pc)
 	return nil
@@ -95,13 +104,15 @@ func (s *HTTPSource) Validate() error {
 		errs = append(errs, registry.Field("max_batch", "must not be negative"))
 	}
 	errs = append(errs, s.validate(s.Listen)...)
+	errs = append(errs, s.validateOptions()...)
 	return errors.Join(errs...)
 }
 
 // Handler returns the ingress handler on the runtime's hub (tests and benchmarks use it
 // without a listener), behind acc when it is set.
 func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Handler {
-	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger}
+	h := &ingress.Handler{Publisher: rt.Publisher, MaxBodyBytes: s.MaxBodyBytes, MaxBatch: s.MaxBatch, Logger: rt.Logger,
+		Deduper: s.deduper, DedupeWindow: s.DedupeWindow, RequireULIDIDs: s.RequireULIDIDs}
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
@@ -114,8 +125,8 @@ func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Han
 	return acc.Middleware(mux)
 }
 
-// Start listens and serves in the background, behind the access layer (credentials,
-// guard, limits) and over TLS when configured.
+// Start opens the dedupe window, then listens and serves in the background, behind
+// the access layer (credentials, guard, limits) and over TLS when configured.
 func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	acc, err := s.build(ctx, rt, s.Listen)
 	if err != nil {
@@ -129,8 +140,12 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 		}
 		tlsCfg = cr.TLSConfig()
 	}
+	if s.deduper, s.closeDeduper, err = s.openDeduper(ctx, rt); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
+		_ = s.closeDeduper()
 		return fmt.Errorf("ingress: %w", err)
 	}
 	s.addr = ln.Addr().String()
@@ -171,7 +186,7 @@ func (s *HTTPSource) Close(ctx context.Context) error {
 	}
 	err := s.srv.Shutdown(ctx)
 	<-s.done
-	return err
+	return errors.Join(err, s.closeDeduper())
 }
 
 var (
