@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -90,26 +91,30 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports the first invalid field by name.
+// Validate reports every invalid field by name, joined with errors.Join.
 func (c *Config) Validate() error {
-	switch {
-	case c.Workers < 1 || c.Workers > 10_000:
-		return fmt.Errorf("outbox: Workers %d: 1 to 10000", c.Workers)
-	case c.MaxAttempts < 1:
-		return fmt.Errorf("outbox: MaxAttempts %d: at least 1", c.MaxAttempts)
-	case c.BackoffBase <= 0:
-		return fmt.Errorf("outbox: BackoffBase %s: must be positive", c.BackoffBase)
-	case c.BackoffMax < c.BackoffBase:
-		return fmt.Errorf("outbox: BackoffMax %s: not below BackoffBase %s", c.BackoffMax, c.BackoffBase)
-	case c.Jitter > 1:
-		return fmt.Errorf("outbox: Jitter %g: at most 1", c.Jitter)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("outbox: "+format, args...)) }
+	if c.Workers < 1 || c.Workers > 10_000 {
+		bad("Workers %d: 1 to 10000", c.Workers)
+	}
+	if c.MaxAttempts < 1 {
+		bad("MaxAttempts %d: at least 1", c.MaxAttempts)
+	}
+	if c.BackoffBase <= 0 {
+		bad("BackoffBase %s: must be positive", c.BackoffBase)
+	} else if c.BackoffMax < c.BackoffBase {
+		bad("BackoffMax %s: not below BackoffBase %s", c.BackoffMax, c.BackoffBase)
+	}
+	if c.Jitter > 1 {
+		bad("Jitter %g: at most 1", c.Jitter)
 	}
 	for i, d := range c.Schedule {
 		if d <= 0 {
-			return fmt.Errorf("outbox: Schedule[%d] %s: must be positive", i, d)
+			bad("Schedule[%d] %s: must be positive", i, d)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Backoff returns the wait after failed attempt n (1-based): exponential from

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -58,15 +59,16 @@ type Wire struct {
 
 // Validate reports the first invalid field by name, prefixed by transport.
 func (w Wire) Validate(transport string) error {
+	var errs []error
 	if err := ValidateEncoding(w.Encoding); err != nil {
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.Encoding: %v", transport, err)
+		errs = append(errs, hub.Errorf(hub.InvalidArgument, "%s: Config.Encoding: %v", transport, err))
 	}
 	for _, f := range []struct{ name, v string }{{"DefaultActor", w.DefaultActor}, {"DefaultSubject", w.DefaultSubject}} {
 		if f.v != "" && (strings.TrimSpace(f.v) != f.v || !utf8.ValidString(f.v)) {
-			return hub.Errorf(hub.InvalidArgument, "%s: Config.%s %q must be valid UTF-8 without surrounding spaces", transport, f.name, f.v)
+			errs = append(errs, hub.Errorf(hub.InvalidArgument, "%s: Config.%s %q must be valid UTF-8 without surrounding spaces", transport, f.name, f.v))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // EncodingName is the effective encoding: EncodingR2 when unset.

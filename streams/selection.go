@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"errors"
 	"time"
 
 	"github.com/koder/eventhub/hub"
@@ -35,7 +36,7 @@ func DefaultNaming(naming, service string) string {
 	return naming
 }
 
-// Validate reports the first invalid field by name, prefixed by transport ("redisstream").
+// Validate reports every invalid field by name (joined), each prefixed by transport ("redisstream").
 // Exactly one of Namer, Stream, Naming "category" or Naming "service" (with Service)
 // must pick the stream.
 func (s Selection) Validate(transport string) error {
@@ -45,21 +46,28 @@ func (s Selection) Validate(transport string) error {
 			sources++
 		}
 	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, hub.Errorf(hub.InvalidArgument, "%s: "+format, append([]any{transport}, args...)...))
+	}
 	switch {
 	case s.Naming != "" && s.Naming != NamingService && s.Naming != NamingCategory:
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.Naming must be %q or %q, got %q", transport, NamingService, NamingCategory, s.Naming)
+		bad("Config.Naming must be %q or %q, got %q", NamingService, NamingCategory, s.Naming)
 	case sources == 0:
-		return hub.Errorf(hub.InvalidArgument, "%s: one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required", transport)
+		bad("one of Config.Service, Config.Stream, Config.Naming=category or Config.Namer is required")
 	case sources > 1:
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one", transport)
-	case s.Naming == NamingService && ValidateService(s.Service) != nil:
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.Service: %v", transport, ValidateService(s.Service))
-	case s.Stream != "" && ValidateStream(s.Stream) != nil:
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.Stream: %v", transport, ValidateStream(s.Stream))
-	case s.MinIDAge < 0:
-		return hub.Errorf(hub.InvalidArgument, "%s: Config.MinIDAge must not be negative, got %s", transport, s.MinIDAge)
+		bad("Config.Service/Naming, Config.Stream and Config.Namer are exclusive; set one")
 	}
-	return nil
+	if s.Naming == NamingService && ValidateService(s.Service) != nil {
+		bad("Config.Service: %v", ValidateService(s.Service))
+	}
+	if s.Stream != "" && ValidateStream(s.Stream) != nil {
+		bad("Config.Stream: %v", ValidateStream(s.Stream))
+	}
+	if s.MinIDAge < 0 {
+		bad("Config.MinIDAge must not be negative, got %s", s.MinIDAge)
+	}
+	return errors.Join(errs...)
 }
 
 // Resolve turns a valid Selection into one Namer.

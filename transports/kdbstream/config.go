@@ -1,6 +1,7 @@
 package kdbstream
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -76,13 +77,10 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports the first invalid field by name (the rules are the Redis
+// Validate reports every invalid field by name, joined (the rules are the Redis
 // transport's, shared through streams.Selection).
 func (c *Config) Validate() error {
-	if err := c.selection().Validate("kdbstream"); err != nil {
-		return err
-	}
-	return c.wire().Validate("kdbstream")
+	return errors.Join(c.selection().Validate("kdbstream"), c.wire().Validate("kdbstream"))
 }
 
 // selection hands the naming fields to the code shared with the Redis transport.

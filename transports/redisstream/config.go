@@ -1,6 +1,7 @@
 package redisstream
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -96,21 +97,16 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports the first invalid field by name.
+// Validate reports every invalid field by name (joined with errors.Join).
 func (c *Config) Validate() error {
-	if err := c.selection().Validate("redisstream"); err != nil {
-		return err
+	errs := []error{c.selection().Validate("redisstream"), c.wire().Validate("redisstream")}
+	if c.MaxBatch < 0 {
+		errs = append(errs, hub.Errorf(hub.InvalidArgument, "redisstream: Config.MaxBatch must be positive, got %d", c.MaxBatch))
 	}
-	if err := c.wire().Validate("redisstream"); err != nil {
-		return err
+	if c.Pipelines < 0 {
+		errs = append(errs, hub.Errorf(hub.InvalidArgument, "redisstream: Config.Pipelines must be positive, got %d", c.Pipelines))
 	}
-	switch {
-	case c.MaxBatch < 0:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.MaxBatch must be positive, got %d", c.MaxBatch)
-	case c.Pipelines < 0:
-		return hub.Errorf(hub.InvalidArgument, "redisstream: Config.Pipelines must be positive, got %d", c.Pipelines)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // selection hands the naming fields to the code shared with kdbstream.

@@ -41,6 +41,13 @@ func TestLintModuleEveryProblemAtItsKey(t *testing.T) {
 				`hub.yaml:7:18: sources.in.concurrency: streams: ConsumerConfig.Concurrency must be positive, got -2`,
 				`hub.yaml:8:21: sources.in.claim_min_idle: streams: ConsumerConfig.ClaimMinIdle must not be negative, got -1s`,
 			}},
+		{"StreamTransport",
+			"transports:\n  r:\n    type: redisstream\n    url: redis://x\n    stream: s\n    min_id_age: -1s\n    max_batch: -1\n    default_actor: ' x'\n",
+			[]string{
+				`hub.yaml:6:17: transports.r.min_id_age: redisstream: Config.MinIDAge must not be negative, got -1s`,
+				`hub.yaml:7:16: transports.r.max_batch: redisstream: Config.MaxBatch must be positive, got -1`,
+				`hub.yaml:8:20: transports.r.default_actor: redisstream: Config.DefaultActor " x" must be valid UTF-8 without surrounding spaces`,
+			}},
 		{"KDBSourceWithoutStore",
 			"sources:\n  in:\n    type: kdbstream\n    stream: s\n    group: hub-in\n",
 			[]string{`hub.yaml:3:5: sources.in.url: provision: url: required without a store`}},
