@@ -147,3 +147,18 @@ func TestUI_AttemptsAndHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestUI_DeliveryCounts counts deliveries by state for the overview.
+func TestUI_DeliveryCounts(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		ep := tb.endpoint(t, "/hook")
+		tb.send(t, newEvent(t, "user.created"), newEvent(t, "user.created"))
+		tb.waitStates(t, DeliveryFilter{EndpointID: ep.ID}, 2, DeliveryDelivered)
+		n, err := tb.tr.DeliveryCounts(tb.ctx)
+		if err != nil || n[DeliveryDelivered] != 2 || len(n) != 1 {
+			t.Fatalf("DeliveryCounts = %v, %v; want 2 delivered", n, err)
+		}
+	})
+}
