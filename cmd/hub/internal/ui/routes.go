@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/koder/eventhub/auth"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/transports/webhook"
+)
+
+// route is one page or action of a site.
+type route struct {
+	pattern  string // method and path below the site's base
+	operator bool   // operators only (what every tenant shares)
+	h        func(c *Console, w http.ResponseWriter, r *http.Request)
+}
+
+// consoleRoutes are the operator console's pages and actions. Every POST is an action:
+// the CSRF test walks this table.
+var consoleRoutes = []route{
+	{"GET /{$}", true, (*Console).overview},
+	{"GET /overview/panel", true, (*Console).overviewPanel},
+	{"GET /endpoints", false, (*Console).endpoints},
+	{"POST /endpoints", false, (*Console).createEndpoint},
+	{"GET /endpoints/{id}", false, (*Console).endpoint},
+	{"POST /endpoints/{id}", false, (*Console).updateEndpoint},
+	{"POST /endpoints/{id}/rotate", false, (*Console).rotateSecret},
+	{"POST /endpoints/{id}/test", false, (*Console).sendTest},
+	{"POST /endpoints/{id}/delete", false, (*Console).deleteEndpoint},
+	{"GET /deliveries", false, (*Console).deliveries},
+	{"GET /deliveries/{id}", false, (*Console).delivery},
+	{"POST /deliveries/{id}/resend", false, (*Console).resendOne},
+	{"POST /deliveries/resend", false, (*Console).resendMatching},
+	{"GET /dlq", false, (*Console).dlqIndex},
+	{"GET /dlq/{name}", false, (*Console).dlqList},
+	{"GET /dlq/{name}/entry/{id}", false, (*Console).dlqEntry},
+	{"POST /dlq/{name}/replay", false, (*Console).dlqReplay},
+	{"POST /dlq/{name}/purge", false, (*Console).dlqPurge},
+	{"GET /outbox", true, (*Console).outboxPage},
+	{"POST /outbox/resend", true, (*Console).outboxResend},
+	{"GET /streams", true, (*Console).streams},
+	{"GET /streams/events", true, (*Console).streamEvents},
+	{"GET /schemas", false, (*Console).schemas},
+	{"GET /schemas/{type}", false, (*Console).schemaPage},
+	{"POST /schemas/{type}/validate", false, (*Console).validateJSON},
+}
+
+// portalRoutes are the tenant portal's: the tenant's endpoints and deliveries, with
+// the same handlers as the console (their queries are scoped by the link's tenant).
+var portalRoutes = []route{
+	{"GET /{$}", false, (*Console).endpoints},
+	{"GET /theme.css", false, (*Console).themeCSS},
+	{"GET /endpoints", false, (*Console).endpoints},
+	{"POST /endpoints", false, (*Console).createEndpoint},
+	{"GET /endpoints/{id}", false, (*Console).endpoint},
+	{"POST /endpoints/{id}", false, (*Console).updateEndpoint},
+	{"POST /endpoints/{id}/rotate", false, (*Console).rotateSecret},
+	{"POST /endpoints/{id}/test", false, (*Console).sendTest},
+	{"GET /deliveries", false, (*Console).deliveries},
+	{"GET /deliveries/{id}", false, (*Console).delivery},
+	{"POST /deliveries/{id}/resend", false, (*Console).resendOne},
+	{"POST /deliveries/resend", false, (*Console).resendMatching},
+}
+
+// Actions lists the method and full path pattern of every console and portal action
+// (POST), for the CSRF test and the docs.
+func Actions() []string {
+	var out []string
+	for _, set := range []struct {
+		base string
+		rs   []route
+	}{{Prefix, consoleRoutes}, {PortalPrefix, portalRoutes}} {
+		for _, r := range set.rs {
+			if len(r.pattern) > 5 && r.pattern[:5] == "POST " {
+				out = append(out, "POST "+set.base+r.pattern[5:])
+			}
+		}
+	}
+	return out
+}
+
+// routes builds a site's mux. Writes are gated by checkWrite (scope and CSRF token)
+// before the handler runs; operator-only pages refuse tenant principals.
+func (c *Console) routes(s *site) http.Handler {
+	mux := http.NewServeMux()
+	rs := consoleRoutes
+	if s.Portal {
+		rs = portalRoutes
+	}
+	for _, rt := range rs {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		mux.HandleFunc(method+" "+s.Base+path, func(w http.ResponseWriter, r *http.Request) {
+			p, _ := auth.FromContext(r.Context())
+			if rt.operator && !p.Operator() {
+				c.fail(w, r, nil, &auth.DeniedError{Anchor: "principals-and-tenant-scoping",
+					Msg: "this page shows every tenant's data; it is for operators"})
+				return
+			}
+			if method == http.MethodPost {
+				if err := checkWrite(r); err != nil {
+					c.cfg.Admin.AuditAction(r, "console.refused", method+" "+r.URL.Path, p.Tenant, err)
+					c.fail(w, r, nil, err)
+					return
+				}
+			}
+			rt.h(c, w, r)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.fail(w, r, nil, hub.Errorf(hub.NotFound, "no page at %s", r.URL.Path))
+	})
+	return mux
+}
+
+// wh returns the webhook transport or renders why there is none.
+func (c *Console) wh(w http.ResponseWriter, r *http.Request) (*webhook.Transport, bool) {
+	if t := c.cfg.Admin.Webhook(); t != nil {
+		return t, true
+	}
+	c.fail(w, r, nil, hub.Errorf(hub.NotFound, "no webhook transport is configured"))
+	return nil, false
+}
+
+// staticHandler serves the embedded files, cacheable for an hour (their names do not
+// change within a version; a restart with a new binary serves the new ones).
+func staticHandler(sub fs.FS) http.Handler {
+	fsrv := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fsrv.ServeHTTP(w, r)
+	})
+}
