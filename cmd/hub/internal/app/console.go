@@ -23,7 +23,8 @@ func (a *App) console(srv *admin.Server) error {
 	if err != nil {
 		return fmt.Errorf("admin.ui: %w", err)
 	}
-	c := ui.Config{Admin: srv, Hub: a.hub, Schemas: a.plan.Schemas, Gatherer: a.reg, Guard: g, UI: cfg.Admin.UI, Logger: a.log}
+	c := ui.Config{Admin: srv, Hub: a.hub, Schemas: a.plan.Schemas, Gatherer: a.reg, Guard: g, UI: cfg.Admin.UI, Logger: a.log,
+		SampleEvery: cfg.Admin.UI.SampleEvery}
 	ring, err := a.store.Keyring()
 	if err != nil {
 		return err

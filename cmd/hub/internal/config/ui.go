@@ -24,6 +24,9 @@ type UI struct {
 	// radius and font. Colours are #rgb or #rrggbb, radius a length in px or rem, font a
 	// list of family names. A portal link may override the colours (?accent=...).
 	Theme map[string]string `yaml:"theme"`
+	// SampleEvery is how often the overview samples its charts (the last hour is kept,
+	// so 10s is 360 points). Default 10s, between 100ms and 1m.
+	SampleEvery time.Duration `yaml:"sample_every"`
 }
 
 // DefaultSessionTTL is UI.SessionTTL's default.
@@ -56,6 +59,9 @@ func (u UI) validate() error {
 			p.RawQuery != "" || p.User != nil || strings.ContainsAny(o, " ;,'\"") {
 			errs = append(errs, Field("frame_ancestors", "entry %d %q: want an origin such as https://app.example.com", i+1, o))
 		}
+	}
+	if u.SampleEvery != 0 && (u.SampleEvery < 100*time.Millisecond || u.SampleEvery > time.Minute) {
+		errs = append(errs, Field("sample_every", "between 100ms and 1m"))
 	}
 	if u.SessionTTL < 0 || u.SessionTTL > MaxSessionTTL {
 		errs = append(errs, Field("session_ttl", "between 0 and %s", MaxSessionTTL))

@@ -45,7 +45,9 @@ const (
 // securityHeaders sets the headers of every console response: a strict CSP (scripts
 // and styles from this origin only, no inline code, no plugins, forms post here only),
 // framing refused for the console and limited to the configured ancestors for the
-// portal, no referrer (portal URLs carry the link), no MIME sniffing.
+// portal, no referrer to other sites (portal URLs carry the link; "no-referrer" would
+// also make browsers send "Origin: null" on our own form posts, which the guard
+// refuses), no MIME sniffing.
 func securityHeaders(w http.ResponseWriter, portal bool, ancestors []string) {
 	fa := "'none'"
 	if portal && len(ancestors) > 0 {
@@ -55,7 +57,7 @@ func securityHeaders(w http.ResponseWriter, portal bool, ancestors []string) {
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; font-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors "+fa)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	if !portal || len(ancestors) == 0 {
 		h.Set("X-Frame-Options", "DENY")
 	}

@@ -64,9 +64,15 @@ func (c chart) render(samples []sample, now time.Time) template.HTML {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>`, padL, chartW, y, y)
 		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-4, math.Max(y+3, 9), html.EscapeString(num(f*top)))
 	}
-	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d">−60 min</text><text class="axis" x="%d" y="%d" text-anchor="end">now</text>`,
-		padL, chartH-3, chartW, chartH-3)
+	// The x axis spans the last hour, or the time since the first sample when the ring
+	// holds less (a console that just started draws its minutes across the width).
 	start := now.Add(-sampleWindow)
+	if len(samples) > 0 && samples[0].At.After(start) {
+		start = samples[0].At
+	}
+	span := max(now.Sub(start), time.Second)
+	fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d">−%s</text><text class="axis" x="%d" y="%d" text-anchor="end">now</text>`,
+		padL, chartH-3, html.EscapeString(short(span)), chartW, chartH-3)
 	for _, s := range c.Series {
 		var pts []string
 		for _, sm := range samples {
@@ -74,7 +80,7 @@ func (c chart) render(samples []sample, now time.Time) template.HTML {
 			if !ok {
 				continue
 			}
-			x := float64(padL) + plotW*math.Max(0, sm.At.Sub(start).Seconds())/sampleWindow.Seconds()
+			x := float64(padL) + plotW*math.Max(0, sm.At.Sub(start).Seconds())/span.Seconds()
 			y := plotH
 			if top > 0 {
 				y = plotH - plotH*v/top
@@ -90,6 +96,14 @@ func (c chart) render(samples []sample, now time.Time) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // built above from escaped text and numbers only
+}
+
+// short writes a span as the axis label: 45s, 12 min, 60 min.
+func short(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.Itoa(int(d.Seconds())) + "s"
+	}
+	return strconv.Itoa(int(d.Round(time.Minute).Minutes())) + " min"
 }
 
 func value(sm sample, s series) (float64, bool) {

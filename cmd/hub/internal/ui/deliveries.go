@@ -181,7 +181,7 @@ func (c *Console) resendMatching(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	back := []string{"deliveries", "?", "done", "bulk", "resent", strconv.Itoa(n)}
+	back := []string{"deliveries", "?", "resent", strconv.Itoa(n)}
 	for _, k := range filterKeys {
 		back = append(back, k, r.PostFormValue(k))
 	}

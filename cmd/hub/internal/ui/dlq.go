@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/koder/eventhub/cmd/hub/internal/admin"
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/cmd/hub/internal/admin"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream"
 	"github.com/koder/eventhub/transports/rabbitmq"
@@ -22,13 +22,13 @@ const dlqPage = 50
 
 // deadLetter is a dead letter of any stream transport, as the pages show it.
 type deadLetter struct {
-	ID, Type, EventID, Tenant  string
-	Reason, Error              string
-	Source, Group, OriginalID  string
-	Deliveries                 int64
-	At                         time.Time
-	Fields                     []field // the entry's fields (R2) or headers, sorted
-	Body                       string  // RabbitMQ: the message body
+	ID, Type, EventID, Tenant string
+	Reason, Error             string
+	Source, Group, OriginalID string
+	Deliveries                int64
+	At                        time.Time
+	Fields                    []field // the entry's fields (R2) or headers, sorted
+	Body                      string  // RabbitMQ: the message body
 }
 
 type field struct{ K, V string }

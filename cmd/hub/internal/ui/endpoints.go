@@ -26,7 +26,7 @@ type endpointsData struct {
 
 // endpointForm is the create form, kept on an error with the message beside its field.
 type endpointForm struct {
-	URL, Types, Tenant, Description string
+	URL, Types, Tenant, Description   string
 	URLError, TypesError, TenantError string
 }
 

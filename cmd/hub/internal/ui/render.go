@@ -238,7 +238,6 @@ var flashes = map[string]string{
 	"deleted":  "Endpoint deleted.",
 	"test":     "Test event queued.",
 	"resent":   "Delivery queued for another attempt.",
-	"bulk":     "Matching deliveries queued for another attempt.",
 	"replayed": "Replayed.",
 	"purged":   "Purged.",
 	"outbox":   "Outbox rows queued for another attempt.",

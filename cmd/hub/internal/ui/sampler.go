@@ -133,7 +133,7 @@ func (s *sampler) counters() map[string]float64 {
 				out["in"] += v
 			case "hub_delivery_total":
 				switch label(m, "outcome") {
-				case "ok":
+				case "ok", "enqueued": // sent directly, or stored for the outbox relay
 					out["out"] += v
 				case "retry", "failed", "dropped":
 					out["failed"] += v
