@@ -67,7 +67,7 @@ var portalRoutes = []route{
 // Actions lists the method and full path pattern of every console and portal action
 // (POST), for the CSRF test and the docs.
 func Actions() []string {
-	var out []string
+	out := []string{"POST " + Prefix + "/login", "POST " + Prefix + "/logout"}
 	for _, set := range []struct {
 		base string
 		rs   []route
@@ -91,7 +91,7 @@ func (c *Console) routes(s *site) http.Handler {
 	}
 	for _, rt := range rs {
 		method, path, _ := strings.Cut(rt.pattern, " ")
-		mux.HandleFunc(method+" "+s.Base+path, func(w http.ResponseWriter, r *http.Request) {
+		h := func(w http.ResponseWriter, r *http.Request) {
 			p, _ := auth.FromContext(r.Context())
 			if rt.operator && !p.Operator() {
 				c.fail(w, r, nil, &auth.DeniedError{Anchor: "principals-and-tenant-scoping",
@@ -106,7 +106,11 @@ func (c *Console) routes(s *site) http.Handler {
 				}
 			}
 			rt.h(c, w, r)
-		})
+		}
+		mux.HandleFunc(method+" "+s.Base+path, h)
+		if path == "/{$}" && s.Portal {
+			mux.HandleFunc(method+" "+s.Base, h) // /ui/portal?link=... as links print it
+		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, hub.Errorf(hub.NotFound, "no page at %s", r.URL.Path))
