@@ -116,6 +116,35 @@ var acceptConfirms = chromedp.Func(func(ctx context.Context, tg *chromedp.Target
 	return err
 })
 
+// checkA11y fails the test for a control of the current page without an accessible
+// name (a label, aria-label or aria-labelledby; a button's text), for an image without
+// one, and for a page without its landmarks and skip link. It also records the page's
+// Content-Security-Policy violations, which would mean an inline script or style.
+func checkA11y(t *testing.T, ctx context.Context) {
+	t.Helper()
+	problems := get(t, ctx, "accessibility check", chromedp.Evaluate[[]string](`(function () {
+  var out = [];
+  document.querySelectorAll("input, select, textarea, button").forEach(function (el) {
+    if (el.type === "hidden") { return; }
+    var named = (el.labels && el.labels.length > 0) || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") ||
+      (el.tagName === "BUTTON" && el.textContent.trim() !== "");
+    if (!named) { out.push("unnamed " + el.tagName.toLowerCase() + " " + (el.name || el.id || el.outerHTML.slice(0, 80))); }
+  });
+  document.querySelectorAll("svg[role=img]").forEach(function (el) {
+    if (!el.getAttribute("aria-labelledby") || !el.querySelector("title")) { out.push("unnamed chart"); }
+  });
+  if (!document.querySelector("main#main")) { out.push("no main landmark"); }
+  if (!document.querySelector("a.skip[href='#main']")) { out.push("no skip link"); }
+  if (!document.documentElement.lang) { out.push("no lang"); }
+  (window.hubCSPViolations || []).forEach(function (v) { out.push("CSP violation: " + v); });
+  return out;
+})()`))
+	if len(problems) > 0 {
+		url := get(t, ctx, "location", chromedp.Location())
+		t.Errorf("%s: %s", url, strings.Join(problems, "; "))
+	}
+}
+
 // waitText reloads the page until sel's text contains want (live pages refresh by
 // themselves; a reload makes the wait independent of the refresh interval).
 func waitText(t *testing.T, ctx context.Context, url, sel, want string, within time.Duration) string {

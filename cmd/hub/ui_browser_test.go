@@ -160,7 +160,19 @@ func TestUI_Console(t *testing.T) {
 	if alert := text(t, ctx, ".alert"); !strings.Contains(alert, "not accepted") {
 		t.Fatalf("wrong token: alert %q", alert)
 	}
+	checkA11y(t, ctx)
 	h.signIn(t, ctx)
+	checkA11y(t, ctx)
+
+	// Keyboard: the first Tab reaches the skip link, Enter moves focus to the content.
+	do(t, ctx, "keyboard", chromedp.KeyEvent("\t"))
+	if f := get(t, ctx, "focus", chromedp.Evaluate[string](`document.activeElement.className`)); f != "skip" {
+		t.Fatalf("the first Tab focuses %q, want the skip link", f)
+	}
+	do(t, ctx, "skip", chromedp.KeyEvent("\r"))
+	if f := get(t, ctx, "focus", chromedp.Evaluate[string](`document.activeElement.id`)); f != "main" {
+		t.Fatalf("the skip link moved focus to %q, want main", f)
+	}
 
 	// The SSRF rules give their reason beside the URL field.
 	do(t, ctx, "endpoint refused by the SSRF rules",
@@ -174,6 +186,7 @@ func TestUI_Console(t *testing.T) {
 	if !strings.Contains(urlErr, "link-local") || invalid.Value != "true" {
 		t.Fatalf("SSRF refusal shown as %q (aria-invalid %q)", urlErr, invalid.Value)
 	}
+	checkA11y(t, ctx)
 
 	// Register the receiver; the secret is shown once.
 	do(t, ctx, "register an endpoint",
@@ -213,6 +226,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#delivery-rows tbody td.num a")),
 		chromedp.Click(chromedp.CSS("#delivery-rows tbody td.num a")),
 		chromedp.WaitVisible(chromedp.ID("at-h")))
+	checkA11y(t, ctx)
 	delivery := text(t, ctx, "main")
 	for _, want := range []string{"503", "receiver down for maintenance", " ms"} {
 		if !strings.Contains(delivery, want) {
@@ -261,6 +275,7 @@ func TestUI_Console(t *testing.T) {
 	do(t, ctx, "inspect the dead letter",
 		chromedp.Click(chromedp.CSS(`main tbody td.mono a`)),
 		chromedp.WaitVisible(chromedp.ID("f-h")))
+	checkA11y(t, ctx)
 	if entry := text(t, ctx, "main"); !strings.Contains(entry, "malformed") {
 		t.Fatalf("dead letter page:\n%s", entry)
 	}
@@ -282,6 +297,7 @@ func TestUI_Console(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("json"), `{"user_id": 7}`),
 		chromedp.Submit(chromedp.ID("json")),
 		chromedp.WaitVisible(chromedp.ID("val-result")))
+	checkA11y(t, ctx)
 	if verdict := text(t, ctx, "#val-result"); !strings.Contains(verdict, "Invalid") || !strings.Contains(verdict, "/") {
 		t.Fatalf("validation result: %q", verdict)
 	}
@@ -303,6 +319,7 @@ func TestUI_Console(t *testing.T) {
 		}
 	}
 	waitStatus("Live")
+	checkA11y(t, ctx)
 	tailed := h.publish(t, "acme", "order.shipped")
 	do(t, ctx, "tailed event", chromedp.WaitVisible(chromedp.CSS(`#tail-list li`)))
 	if list := text(t, ctx, "#tail-list"); !strings.Contains(list, tailed) {
@@ -320,8 +337,10 @@ func TestUI_Console(t *testing.T) {
 	if desc := get(t, ctx, "chart description", chromedp.TextContent(chromedp.ID("c-deliveries-d"))); !strings.Contains(desc, "Now:") {
 		t.Fatalf("chart description %q", desc)
 	}
+	checkA11y(t, ctx)
 	screenshot(t, ctx, "overview")
 	do(t, ctx, "deliveries", chromedp.Navigate(h.base+"/ui/deliveries"), chromedp.WaitVisible(chromedp.ID("delivery-rows")))
+	checkA11y(t, ctx)
 	screenshot(t, ctx, "deliveries")
 
 	h.recv.mu.Lock()

@@ -1,6 +1,12 @@
 // eventhub console: small progressive enhancements. Every page works without them.
 (function () {
   "use strict";
+  // Anything the Content-Security-Policy blocks is a bug of the console (an inline
+  // style or script slipped in): keep a list, which the browser tests read.
+  window.hubCSPViolations = [];
+  document.addEventListener("securitypolicyviolation", function (e) {
+    window.hubCSPViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline"));
+  });
   // Forms with data-confirm ask before they submit (purges, bulk actions).
   document.addEventListener("submit", function (e) {
     var f = e.target;
