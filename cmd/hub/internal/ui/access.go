@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/koder/eventhub/auth"
@@ -202,10 +203,16 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect target on the console (no open redirect).
+// safeNext keeps a redirect target on the console (no open redirect): a path below
+// /ui/ (after cleaning), no scheme, host or backslash, not the portal.
 func safeNext(s string) string {
-	if !strings.HasPrefix(s, Prefix+"/") || strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n") ||
-		strings.HasPrefix(s, PortalPrefix) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n") {
+		return Prefix + "/"
+	}
+	clean := path.Clean(u.Path)
+	if !strings.HasPrefix(u.Path, Prefix+"/") || !strings.HasPrefix(clean+"/", Prefix+"/") || clean == PortalPrefix ||
+		strings.HasPrefix(clean, PortalPrefix+"/") || strings.HasPrefix(u.Path, PortalPrefix) {
 		return Prefix + "/"
 	}
 	return s
