@@ -10,16 +10,18 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 )
 
-// TestDocsConfigExamplesLint lints every ```yaml block of the binary's and the security
-// docs as `hub lint` would, so no documented config key or example drifts from the code.
+// TestDocsConfigExamplesLint lints every ```yaml block of the binary's, the security and
+// the console docs as `hub lint` would, so no documented config key or example drifts from the code.
 func TestDocsConfigExamplesLint(t *testing.T) {
 	t.Parallel()
 	vars := env(map[string]string{
 		"HUB_ADMIN_TOKEN":  "eha_docs_example_token_0123456789abcdef",
 		"HUB_DATABASE_URL": "postgres://hub@db.internal:5432/hub",
+		// The Redis protocol front's example names its password by variable.
+		"KODER_RESP_PASSWORD": "docs-example-password",
 	})
 	total := 0
-	for _, doc := range []string{"hub-binary.md", "security.md"} {
+	for _, doc := range []string{"hub-binary.md", "security.md", "console.md"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", doc))
 		if err != nil {
 			t.Fatal(err)

@@ -133,7 +133,7 @@ func checkWrite(r *http.Request) error {
 	}
 	want, _ := r.Context().Value(keyCSRF).(string)
 	if !sameToken(r.PostFormValue(csrfField), want) {
-		return &auth.DeniedError{Field: csrfField, Anchor: "console", Msg: "ui: missing or wrong CSRF token (reload the page and try again)"}
+		return &auth.DeniedError{Field: csrfField, Anchor: "the-web-console", Msg: "ui: missing or wrong CSRF token (reload the page and try again)"}
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		ck, err := r.Cookie(loginCookie)
 		if err != nil || !sameToken(r.PostFormValue(csrfField), ck.Value) {
-			c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "console", Msg: "ui: the sign-in form expired; reload it"})
+			c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "the-web-console", Msg: "ui: the sign-in form expired; reload it"})
 			return
 		}
 		var p auth.Principal
@@ -196,7 +196,7 @@ type loginData struct {
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	s, ok := c.sessions.get(r)
 	if r.Method != http.MethodPost || !ok || !sameToken(r.PostFormValue(csrfField), s.csrf) {
-		c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "console", Msg: "ui: sign out with the button"})
+		c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "the-web-console", Msg: "ui: sign out with the button"})
 		return
 	}
 	c.sessions.end(w, r)
