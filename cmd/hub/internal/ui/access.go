@@ -125,10 +125,15 @@ func (c *Console) linkCSRF(jti string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// checkWrite is the gate of every POST handler: the write scope and the CSRF token.
-func checkWrite(r *http.Request) error {
+// checkWrite is the gate of every POST handler: the write scope (read for a POST that
+// only reads) and the CSRF token.
+func checkWrite(r *http.Request, reads bool) error {
 	p, _ := auth.FromContext(r.Context())
-	if err := p.Require(auth.ScopeWrite); err != nil {
+	need := auth.ScopeWrite
+	if reads {
+		need = auth.ScopeRead
+	}
+	if err := p.Require(need); err != nil {
 		return err
 	}
 	want, _ := r.Context().Value(keyCSRF).(string)

@@ -14,54 +14,57 @@ import (
 type route struct {
 	pattern  string // method and path below the site's base
 	operator bool   // operators only (what every tenant shares)
-	h        func(c *Console, w http.ResponseWriter, r *http.Request)
+	// reads marks a POST that changes nothing (the schema validator): the read scope
+	// is enough; the CSRF token is still required.
+	reads bool
+	h     func(c *Console, w http.ResponseWriter, r *http.Request)
 }
 
 // consoleRoutes are the operator console's pages and actions. Every POST is an action:
 // the CSRF test walks this table.
 var consoleRoutes = []route{
-	{"GET /{$}", true, (*Console).overview},
-	{"GET /overview/panel", true, (*Console).overviewPanel},
-	{"GET /endpoints", false, (*Console).endpoints},
-	{"POST /endpoints", false, (*Console).createEndpoint},
-	{"GET /endpoints/{id}", false, (*Console).endpoint},
-	{"POST /endpoints/{id}", false, (*Console).updateEndpoint},
-	{"POST /endpoints/{id}/rotate", false, (*Console).rotateSecret},
-	{"POST /endpoints/{id}/test", false, (*Console).sendTest},
-	{"POST /endpoints/{id}/delete", false, (*Console).deleteEndpoint},
-	{"GET /deliveries", false, (*Console).deliveries},
-	{"GET /deliveries/{id}", false, (*Console).delivery},
-	{"POST /deliveries/{id}/resend", false, (*Console).resendOne},
-	{"POST /deliveries/resend", false, (*Console).resendMatching},
-	{"GET /dlq", false, (*Console).dlqIndex},
-	{"GET /dlq/{name}", false, (*Console).dlqList},
-	{"GET /dlq/{name}/entry/{id}", false, (*Console).dlqEntry},
-	{"POST /dlq/{name}/replay", false, (*Console).dlqReplay},
-	{"POST /dlq/{name}/purge", false, (*Console).dlqPurge},
-	{"GET /outbox", true, (*Console).outboxPage},
-	{"POST /outbox/resend", true, (*Console).outboxResend},
-	{"GET /streams", true, (*Console).streams},
-	{"GET /streams/events", true, (*Console).streamEvents},
-	{"GET /schemas", false, (*Console).schemas},
-	{"GET /schemas/{type}", false, (*Console).schemaPage},
-	{"POST /schemas/{type}/validate", false, (*Console).validateJSON},
+	{pattern: "GET /{$}", operator: true, h: (*Console).overview},
+	{pattern: "GET /overview/panel", operator: true, h: (*Console).overviewPanel},
+	{pattern: "GET /endpoints", operator: false, h: (*Console).endpoints},
+	{pattern: "POST /endpoints", operator: false, h: (*Console).createEndpoint},
+	{pattern: "GET /endpoints/{id}", operator: false, h: (*Console).endpoint},
+	{pattern: "POST /endpoints/{id}", operator: false, h: (*Console).updateEndpoint},
+	{pattern: "POST /endpoints/{id}/rotate", operator: false, h: (*Console).rotateSecret},
+	{pattern: "POST /endpoints/{id}/test", operator: false, h: (*Console).sendTest},
+	{pattern: "POST /endpoints/{id}/delete", operator: false, h: (*Console).deleteEndpoint},
+	{pattern: "GET /deliveries", operator: false, h: (*Console).deliveries},
+	{pattern: "GET /deliveries/{id}", operator: false, h: (*Console).delivery},
+	{pattern: "POST /deliveries/{id}/resend", operator: false, h: (*Console).resendOne},
+	{pattern: "POST /deliveries/resend", operator: false, h: (*Console).resendMatching},
+	{pattern: "GET /dlq", operator: false, h: (*Console).dlqIndex},
+	{pattern: "GET /dlq/{name}", operator: false, h: (*Console).dlqList},
+	{pattern: "GET /dlq/{name}/entry/{id}", operator: false, h: (*Console).dlqEntry},
+	{pattern: "POST /dlq/{name}/replay", operator: false, h: (*Console).dlqReplay},
+	{pattern: "POST /dlq/{name}/purge", operator: false, h: (*Console).dlqPurge},
+	{pattern: "GET /outbox", operator: true, h: (*Console).outboxPage},
+	{pattern: "POST /outbox/resend", operator: true, h: (*Console).outboxResend},
+	{pattern: "GET /streams", operator: true, h: (*Console).streams},
+	{pattern: "GET /streams/events", operator: true, h: (*Console).streamEvents},
+	{pattern: "GET /schemas", operator: false, h: (*Console).schemas},
+	{pattern: "GET /schemas/{type}", operator: false, h: (*Console).schemaPage},
+	{pattern: "POST /schemas/{type}/validate", reads: true, h: (*Console).validateJSON},
 }
 
 // portalRoutes are the tenant portal's: the tenant's endpoints and deliveries, with
 // the same handlers as the console (their queries are scoped by the link's tenant).
 var portalRoutes = []route{
-	{"GET /{$}", false, (*Console).endpoints},
-	{"GET /theme.css", false, (*Console).themeCSS},
-	{"GET /endpoints", false, (*Console).endpoints},
-	{"POST /endpoints", false, (*Console).createEndpoint},
-	{"GET /endpoints/{id}", false, (*Console).endpoint},
-	{"POST /endpoints/{id}", false, (*Console).updateEndpoint},
-	{"POST /endpoints/{id}/rotate", false, (*Console).rotateSecret},
-	{"POST /endpoints/{id}/test", false, (*Console).sendTest},
-	{"GET /deliveries", false, (*Console).deliveries},
-	{"GET /deliveries/{id}", false, (*Console).delivery},
-	{"POST /deliveries/{id}/resend", false, (*Console).resendOne},
-	{"POST /deliveries/resend", false, (*Console).resendMatching},
+	{pattern: "GET /{$}", operator: false, h: (*Console).endpoints},
+	{pattern: "GET /theme.css", operator: false, h: (*Console).themeCSS},
+	{pattern: "GET /endpoints", operator: false, h: (*Console).endpoints},
+	{pattern: "POST /endpoints", operator: false, h: (*Console).createEndpoint},
+	{pattern: "GET /endpoints/{id}", operator: false, h: (*Console).endpoint},
+	{pattern: "POST /endpoints/{id}", operator: false, h: (*Console).updateEndpoint},
+	{pattern: "POST /endpoints/{id}/rotate", operator: false, h: (*Console).rotateSecret},
+	{pattern: "POST /endpoints/{id}/test", operator: false, h: (*Console).sendTest},
+	{pattern: "GET /deliveries", operator: false, h: (*Console).deliveries},
+	{pattern: "GET /deliveries/{id}", operator: false, h: (*Console).delivery},
+	{pattern: "POST /deliveries/{id}/resend", operator: false, h: (*Console).resendOne},
+	{pattern: "POST /deliveries/resend", operator: false, h: (*Console).resendMatching},
 }
 
 // Actions lists the method and full path pattern of every console and portal action
@@ -99,7 +102,7 @@ func (c *Console) routes(s *site) http.Handler {
 				return
 			}
 			if method == http.MethodPost {
-				if err := checkWrite(r); err != nil {
+				if err := checkWrite(r, rt.reads); err != nil {
 					c.cfg.Admin.AuditAction(r, "console.refused", method+" "+r.URL.Path, p.Tenant, err)
 					c.fail(w, r, nil, err)
 					return

@@ -25,6 +25,9 @@ const (
 	tailBuffer = 256
 	// tailHeartbeat keeps proxies from closing an idle stream.
 	tailHeartbeat = 15 * time.Second
+	// MaxTails bounds the live tails open at once on a replica (each is a
+	// subscription on the hub's publish path); one more is 503.
+	MaxTails = 32
 	// tailMaxAge ends a stream after this long; EventSource reconnects by itself, and
 	// the bound keeps a forgotten tab from holding a subscription for days.
 	tailMaxAge = 30 * time.Minute
@@ -62,6 +65,14 @@ func (c *Console) streamEvents(w http.ResponseWriter, r *http.Request) {
 	pat, err := hub.CompilePattern(pattern)
 	if err != nil {
 		c.fail(w, r, nil, hub.Errorf(hub.InvalidArgument, "pattern %q: %v", pattern, err))
+		return
+	}
+	select {
+	case c.tails <- struct{}{}:
+		defer func() { <-c.tails }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		c.fail(w, r, nil, hub.Errorf(hub.Unavailable, "too many live tails are open on this replica; close one"))
 		return
 	}
 	tenant := q.Get("tenant")

@@ -74,6 +74,8 @@ type Console struct {
 	console  http.Handler // operator pages, after the session check
 	portal   http.Handler // tenant pages, after the link check
 
+	tails chan struct{} // slots of concurrent live tails
+
 	closeOnce sync.Once
 	stop      context.CancelFunc
 	ctx       context.Context
@@ -110,7 +112,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c := &Console{cfg: cfg, log: cfg.Logger.With("component", "ui"), tmpl: t, sessions: newSessions(cfg.UI.SessionTTL),
-		csrfKey: key, ctx: ctx, stop: stop}
+		csrfKey: key, ctx: ctx, stop: stop, tails: make(chan struct{}, MaxTails)}
 	c.sampler = newSampler(c, cfg.SampleEvery)
 	sub, _ := fs.Sub(files, "static")
 	c.static = http.StripPrefix(Prefix+"/static/", staticHandler(sub))
@@ -155,7 +157,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.withSession(c.console).ServeHTTP(w, r)
 		}
 	}))
-	if lim := c.cfg.Admin.Concurrency; lim != nil {
+	// A live tail holds its request for up to tailMaxAge: it takes a tail slot
+	// (streams.go) instead of one of the listener's concurrency slots, which it would
+	// otherwise keep from short requests.
+	if lim := c.cfg.Admin.Concurrency; lim != nil && r.URL.Path != Prefix+"/streams/events" {
 		h = lim.Middleware(h)
 	}
 	h.ServeHTTP(w, r)

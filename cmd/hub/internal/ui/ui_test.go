@@ -20,6 +20,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
+	"github.com/koder/eventhub/schema"
 	"github.com/koder/eventhub/transports/webhook"
 )
 
@@ -73,6 +74,7 @@ type testBundle struct {
 	t        *webhook.Transport
 	operator string
 	acme     string
+	reader   string
 	eps      map[string]string // tenant -> endpoint id
 	ctx      context.Context
 }
@@ -86,8 +88,9 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := &testBundle{t: tr, ctx: ctx, operator: auth.GenerateAdminToken(), acme: auth.GenerateAdminToken(), eps: map[string]string{}}
-	toks, err := auth.ParseAdminTokens(tb.operator+"\n"+tb.acme+" tenant=acme\n", "tokens")
+	tb := &testBundle{t: tr, ctx: ctx, operator: auth.GenerateAdminToken(), acme: auth.GenerateAdminToken(), reader: auth.GenerateAdminToken(),
+		eps: map[string]string{}}
+	toks, err := auth.ParseAdminTokens(tb.operator+"\n"+tb.acme+" tenant=acme\n"+tb.reader+" scopes=read\n", "tokens")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func setup(t *testing.T) *testBundle {
 	}
 	tb.srv = &admin.Server{Access: admin.Access{Tokens: toks}, Logger: slog.New(slog.DiscardHandler),
 		Transports: []admin.Transport{{Name: "webhooks", Type: "transport.webhook", Transport: tr, Module: whModule{tr}}}}
-	tb.c, err = New(Config{Admin: tb.srv, Logger: slog.New(slog.DiscardHandler),
+	tb.c, err = New(Config{Admin: tb.srv, Logger: slog.New(slog.DiscardHandler), Schemas: schema.Builtin(),
 		UI: config.UI{FrameAncestors: []string{"https://app.example.com"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -272,4 +275,25 @@ func FuzzUI_ThemeQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUI_ReadOnlySession: a read-only token sees everything, is offered no form that
+// changes anything, is refused such posts, and may still use the schema validator.
+func TestUI_ReadOnlySession(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	c := &client{tb: tb}
+	c.signIn(t, tb.reader)
+	page := c.do(http.MethodGet, "/ui/endpoints", nil).Body.String()
+	if strings.Contains(page, "Register an endpoint") {
+		t.Fatal("a read-only session is offered the registration form")
+	}
+	csrf := csrfRE.FindStringSubmatch(page)[1] // the sign-out form's
+	if rec := c.do(http.MethodPost, "/ui/endpoints", url.Values{"_csrf": {csrf}, "url": {"http://127.0.0.1:9/x"}}); rec.Code != http.StatusForbidden {
+		t.Fatalf("read-only create: %d", rec.Code)
+	}
+	rec := c.do(http.MethodPost, "/ui/schemas/identity.user.erased/validate", url.Values{"_csrf": {csrf}, "json": {`{"user_id":1}`}})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Invalid") {
+		t.Fatalf("read-only validation: %d", rec.Code)
+	}
 }
