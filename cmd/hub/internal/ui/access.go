@@ -183,6 +183,9 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 				Error: "That token is not accepted.", Data: loginData{Next: next, NoTokens: noTokens}})
 			return
 		}
+		if !p.Operator() && next == Prefix+"/" {
+			next = Prefix + "/endpoints" // the overview is for operators
+		}
 		c.sessions.create(w, r, p)
 		http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: Prefix + "/login", MaxAge: -1})
 		http.Redirect(w, r, next, http.StatusSeeOther)

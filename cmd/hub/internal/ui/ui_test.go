@@ -115,6 +115,7 @@ func setup(t *testing.T) *testBundle {
 type client struct {
 	tb      *testBundle
 	cookies []*http.Cookie
+	last    *httptest.ResponseRecorder
 }
 
 func (c *client) do(method, path string, form url.Values) *httptest.ResponseRecorder {
@@ -133,6 +134,7 @@ func (c *client) do(method, path string, form url.Values) *httptest.ResponseReco
 	}
 	rec := httptest.NewRecorder()
 	c.tb.c.ServeHTTP(rec, req)
+	c.last = rec
 	for _, ck := range rec.Result().Cookies() { // a cookie replaces its namesake, as in a browser
 		kept := c.cookies[:0]
 		for _, old := range c.cookies {
@@ -169,6 +171,9 @@ func TestUI_TenantSession(t *testing.T) {
 	tb := setup(t)
 	c := &client{tb: tb}
 	c.signIn(t, tb.acme)
+	if loc := c.last.Header().Get("Location"); loc != "/ui/endpoints" {
+		t.Errorf("a tenant's sign-in leads to %q, want its endpoints", loc)
+	}
 	for path, want := range map[string]int{"/ui/": 403, "/ui/outbox": 403, "/ui/streams": 403, "/ui/endpoints": 200,
 		"/ui/endpoints/" + tb.eps["acme"]: 200, "/ui/endpoints/" + tb.eps["globex"]: 404, "/ui/deliveries": 200} {
 		if rec := c.do(http.MethodGet, path, nil); rec.Code != want {
