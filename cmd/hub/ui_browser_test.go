@@ -248,6 +248,10 @@ func TestUI_Console(t *testing.T) {
 			t.Fatalf("breaker history lacks %q: %s", want, hist)
 		}
 	}
+	checkA11y(t, ctx)
+	screenshot(t, ctx, "endpoint")
+	do(t, ctx, "the delivery again", chromedp.Navigate(deliveryURL), chromedp.WaitVisible(chromedp.ID("at-h")))
+	screenshot(t, ctx, "delivery")
 
 	// Send a test event from the endpoint page.
 	do(t, ctx, "send a test event", chromedp.Navigate(epURL),
