@@ -219,6 +219,7 @@ func (b *breakers) failure(ctx context.Context, id string, now time.Time) (Break
 		state    string
 		failures int
 		trips    int64
+		opened   int64
 	)
 	const trip = `(state = 'half_open' OR (state = 'closed' AND failures + 1 >= $2))`
 	err := b.db.QueryRowContext(ctx, `UPDATE webhook_breakers SET
@@ -228,7 +229,7 @@ func (b *breakers) failure(ctx context.Context, id string, now time.Time) (Break
 		probe_until = CASE WHEN `+trip+` THEN 0 ELSE probe_until END,
 		state = CASE WHEN `+trip+` THEN 'open' ELSE state END,
 		updated_at = $3
-		WHERE endpoint_id = $1 RETURNING state, failures, trips`, id, b.threshold, micros(now)).Scan(&state, &failures, &trips)
+		WHERE endpoint_id = $1 RETURNING state, failures, trips, opened_at`, id, b.threshold, micros(now)).Scan(&state, &failures, &trips, &opened)
 	if errors.Is(err, sql.ErrNoRows) {
 		return BreakerClosed, nil // endpoint deleted meanwhile
 	}
@@ -239,6 +240,9 @@ func (b *breakers) failure(ctx context.Context, id string, now time.Time) (Break
 		b.remember(id, failures, now)
 	} else {
 		b.forget(id)
+	}
+	if BreakerState(state) == BreakerOpen && opened == micros(now) {
+		b.onChange(id, BreakerOpen) // this call tripped it (opened_at is its own now)
 	}
 	return BreakerState(state), nil
 }

@@ -56,11 +56,14 @@ type Delivery struct {
 	LastError    string `json:"last_error,omitempty"`
 	LastCode     string `json:"last_code,omitempty"`
 	// Errors are every failed attempt's error, oldest first.
-	Errors      []AttemptError `json:"errors,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	ScheduledAt time.Time      `json:"scheduled_at,omitzero"`
-	AttemptedAt time.Time      `json:"attempted_at,omitzero"`
-	FinalizedAt time.Time      `json:"finalized_at,omitzero"`
+	Errors []AttemptError `json:"errors,omitempty"`
+	// Attempts are the attempts with status, latency and response excerpt, oldest
+	// first (attempts.go).
+	Attempts    []Attempt `json:"attempts,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	ScheduledAt time.Time `json:"scheduled_at,omitzero"`
+	AttemptedAt time.Time `json:"attempted_at,omitzero"`
+	FinalizedAt time.Time `json:"finalized_at,omitzero"`
 
 	header map[string]string
 	body   []byte
@@ -157,6 +160,7 @@ func deliveryFromJob(j *rivertype.JobRow) (*Delivery, error) {
 	if d.LastError == "" && len(d.Errors) > 0 {
 		d.LastError = d.Errors[len(d.Errors)-1].Error
 	}
+	d.withAttempts(j.Metadata)
 	return d, nil
 }
 

@@ -120,7 +120,10 @@ func (t *Transport) EnableEndpoint(ctx context.Context, id string) error {
 // ledger (for inspection) and queued ones are cancelled when their turn comes.
 func (t *Transport) DeleteEndpoint(ctx context.Context, id string) error {
 	defer t.forgetEndpoint(id)
-	return t.st.deleteEndpoint(ctx, id)
+	if err := t.st.deleteEndpoint(ctx, id); err != nil {
+		return err
+	}
+	return t.deleteHistory(ctx, id)
 }
 
 // RotateSecret adds a new signing secret in front. The current secrets keep signing

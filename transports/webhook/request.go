@@ -76,9 +76,11 @@ func (t *Transport) attempt(ctx context.Context, ep *Endpoint, args *deliveryArg
 	t.m.duration.WithLabelValues(strconv.Itoa(resp.StatusCode/100) + "xx").Observe(elapsed.Seconds())
 	cls := classifyStatus(resp.StatusCode)
 	r := result{status: resp.StatusCode, code: cls.code, outcome: cls.outcome, elapsed: elapsed}
+	// The excerpt of every response is read (attempts.go keeps the first bytes of each);
+	// only a failed one's is kept whole as the delivery's LastResponse.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.cfg.ResponseExcerpt)))
+	r.excerpt = string(b)
 	if cls.outcome != delivered {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(t.cfg.ResponseExcerpt)))
-		r.excerpt = string(b)
 		r.err = hub.Errorf(cls.code, "webhook: POST %s: status %d", ep.URL, resp.StatusCode)
 		if cls.retryAfter {
 			r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())

@@ -48,7 +48,7 @@ type store struct {
 }
 
 func (s store) migrate(ctx context.Context) error {
-	for _, q := range schemaSQL {
+	for _, q := range append(append([]string{}, schemaSQL...), historySQL...) {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			// Two processes creating the same table at once on PostgreSQL can collide on
 			// the catalog; the second try sees the table.

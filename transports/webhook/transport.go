@@ -119,6 +119,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	t.br.onChange = func(id string, to BreakerState) {
 		t.m.transitions.WithLabelValues(string(to)).Inc()
 		t.log.Info("webhook: breaker", "endpoint", id, "state", to)
+		t.recordTransition(id, to) // history.go
 	}
 	if err := river.AddWorkerSafely(l.Workers(), river.Worker[deliveryArgs](&worker{t: t})); err != nil {
 		return nil, hub.Errorf(hub.AlreadyExists, "webhook: %v (one Transport per ledger)", err)

@@ -63,7 +63,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.m.deliveries.WithLabelValues("deferred").Inc()
 		return river.JobSnooze(wait)
 	}
+	started := time.Now()
 	r := t.attempt(ctx, ep, &job.Args, job.ID)
+	t.recordAttempt(ctx, job, r, started) // attempts.go
 	_ = river.MetadataSet(ctx, metaStatus, r.status)
 	if r.outcome == delivered {
 		t.m.deliveries.WithLabelValues("delivered").Inc()

@@ -16,7 +16,7 @@ import (
 // the module hands over (ops.DLQ). Results are the libraries' own values, encoded as
 // they are.
 type dlqOps struct {
-	list      func(ctx context.Context, limit int) (any, error)
+	list      func(ctx context.Context, after string, limit int) (any, error) // after: keyset cursor ("" first)
 	get       func(ctx context.Context, id string) (any, error)
 	replay    func(ctx context.Context, ids []string) (int, error)
 	replayAll func(ctx context.Context) (int, error)
@@ -34,12 +34,12 @@ type dlqPage[E any] struct {
 // streamDLQ serves a redisstream or kdbstream dead-letter stream.
 func streamDLQ[E any](d streams.DLQ[E]) dlqOps {
 	return dlqOps{
-		list: func(ctx context.Context, limit int) (any, error) {
+		list: func(ctx context.Context, after string, limit int) (any, error) {
 			n, err := d.Len(ctx)
 			if err != nil {
 				return nil, err
 			}
-			items, err := d.List(ctx, "", int64(limit))
+			items, err := d.List(ctx, after, int64(limit))
 			return dlqPage[E]{Entries: items, Stream: d.Stream(), Total: n}, err
 		},
 		get: func(ctx context.Context, id string) (any, error) { return d.Get(ctx, id) },
@@ -70,7 +70,7 @@ var errPurgeAllOnly = hub.Errorf(hub.InvalidArgument, "this DLQ can only be purg
 // rabbitDLQ serves a RabbitMQ group's dead-letter queue, opened per operation.
 func rabbitDLQ(cfg rabbitmq.Config) dlqOps {
 	return dlqOps{
-		list: func(ctx context.Context, limit int) (any, error) {
+		list: func(ctx context.Context, _ string, limit int) (any, error) { // a queue has no cursor: its head
 			return withRabbitDLQ(ctx, cfg, func(q *rabbitmq.DLQ) ([]rabbitmq.DeadLetter, error) { return q.List(ctx, limit) })
 		},
 		get: func(ctx context.Context, id string) (any, error) {
@@ -139,7 +139,7 @@ type idsBody struct {
 func (s *Server) dlqRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /dlq/{transport}", func(w http.ResponseWriter, r *http.Request) {
 		if d, ok := s.dlqFor(w, r); ok {
-			v, err := d.list(r.Context(), intParam(r, "limit", DefaultListLimit))
+			v, err := d.list(r.Context(), r.URL.Query().Get("after"), intParam(r, "limit", DefaultListLimit))
 			reply(w, v, err)
 		}
 	})

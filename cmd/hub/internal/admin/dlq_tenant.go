@@ -54,8 +54,8 @@ func deadLetter(e any) (id, tenant string) {
 
 func tenantDLQ[E any](d streams.DLQ[E], tenant string) dlqOps {
 	// walk calls f with each of the tenant's entries, oldest first, until f says stop.
-	walk := func(ctx context.Context, f func(e E) bool) error {
-		after, seen := "", 0
+	walk := func(ctx context.Context, from string, f func(e E) bool) error {
+		after, seen := from, 0
 		for seen < maxTenantScan {
 			page, err := d.List(ctx, after, streams.DLQPage)
 			if err != nil {
@@ -88,7 +88,7 @@ func tenantDLQ[E any](d streams.DLQ[E], tenant string) dlqOps {
 	}
 	ids := func(ctx context.Context) ([]string, error) {
 		var out []string
-		err := walk(ctx, func(e E) bool {
+		err := walk(ctx, "", func(e E) bool {
 			id, _ := deadLetter(e)
 			out = append(out, id)
 			return true
@@ -112,10 +112,10 @@ func tenantDLQ[E any](d streams.DLQ[E], tenant string) dlqOps {
 		return n, errors.Join(errs...)
 	}
 	return dlqOps{
-		list: func(ctx context.Context, limit int) (any, error) {
+		list: func(ctx context.Context, after string, limit int) (any, error) {
 			entries := []E{}
 			var total int64
-			err := walk(ctx, func(e E) bool {
+			err := walk(ctx, after, func(e E) bool {
 				total++
 				if len(entries) < limit {
 					entries = append(entries, e)
@@ -157,7 +157,7 @@ func tenantDLQ[E any](d streams.DLQ[E], tenant string) dlqOps {
 func deniedDLQ() dlqOps {
 	err := &auth.DeniedError{Anchor: "principals-and-tenant-scoping", Msg: "auth: a RabbitMQ dead-letter queue cannot be read per tenant; it is for operators"}
 	return dlqOps{
-		list:      func(context.Context, int) (any, error) { return nil, err },
+		list:      func(context.Context, string, int) (any, error) { return nil, err },
 		get:       func(context.Context, string) (any, error) { return nil, err },
 		replay:    func(context.Context, []string) (int, error) { return 0, err },
 		replayAll: func(context.Context) (int, error) { return 0, err },

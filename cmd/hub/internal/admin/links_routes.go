@@ -2,11 +2,15 @@ package admin
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/hub"
 )
+
+// PortalPath is where the console serves the tenant portal.
+const PortalPath = "/ui/portal"
 
 type linkBody struct {
 	Tenant string   `json:"tenant"`
@@ -20,6 +24,9 @@ type linkReply struct {
 	Tenant    string    `json:"tenant"`
 	Scopes    string    `json:"scopes"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Portal is the tenant portal's path on this listener with the link (when the
+	// console is served): hand out the admin URL followed by it.
+	Portal string `json:"portal,omitempty"`
 }
 
 // linkRoutes issue link tokens: signed, expiring credentials scoped to one tenant, for
@@ -53,7 +60,11 @@ func (s *Server) linkRoutes(mux *http.ServeMux) {
 		var v any
 		object := ""
 		if err == nil {
-			v = linkReply{Token: tok, ID: c.ID, Tenant: c.Tenant, Scopes: c.Scopes, ExpiresAt: time.Unix(c.Expires, 0).UTC()}
+			lr := linkReply{Token: tok, ID: c.ID, Tenant: c.Tenant, Scopes: c.Scopes, ExpiresAt: time.Unix(c.Expires, 0).UTC()}
+			if s.Console != nil {
+				lr.Portal = PortalPath + "?" + url.Values{LinkParam: {tok}}.Encode()
+			}
+			v = lr
 			object = "link/" + c.ID
 		}
 		s.done(w, r, "link.issue", object, b.Tenant, http.StatusCreated, v, err)

@@ -85,6 +85,10 @@ type Server struct {
 	Logger   *slog.Logger
 	// Ready reports whether the hub finished starting (readiness before transports).
 	Ready func() bool
+	// Console, when set, serves /ui/ (the web console and tenant portal) beside the
+	// API. It runs its own access layer (sessions, CSRF tokens, HTML forms), so it is
+	// mounted outside the API's.
+	Console http.Handler
 
 	mux *http.ServeMux
 }
@@ -106,11 +110,20 @@ func (s *Server) Handler() http.Handler {
 	s.auditRoutes(mux)
 	s.secretsRoutes(mux)
 	s.linkRoutes(mux)
+	s.consoleRoutes(mux)
 	if s.Gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(s.Gatherer, promhttp.HandlerOpts{}))
 	}
 	s.mux = mux
-	return s.protect(mux)
+	api := s.protect(mux)
+	if s.Console == nil {
+		return api
+	}
+	top := http.NewServeMux()
+	top.Handle("/ui/", s.Console)
+	top.Handle("/ui", http.RedirectHandler("/ui/", http.StatusFound))
+	top.Handle("/", api)
+	return top
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,9 @@ func (a *App) adminServer(ctx context.Context) (*admin.Server, error) {
 		s.Sources = append(s.Sources, admin.Transport{Name: src.Name, Type: string(src.ID), Module: src.Module})
 	}
 	s.Outbox = a.outbox
+	if err := a.console(s); err != nil { // the web console at /ui (console.go)
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -10,7 +10,8 @@ import (
 
 func addAdminCommands(root *cobra.Command, env *Env) {
 	root.AddCommand(newDLQCmd(env), newEndpointsCmd(env), newDeliveriesCmd(env), newOutboxCmd(env),
-		newKeysCmd(env), newAuditCmd(env), newLinksCmd(env), newSecretsCmd(env), newTokenCmd(env))
+		newKeysCmd(env), newAuditCmd(env), newLinksCmd(env), newSecretsCmd(env), newTokenCmd(env),
+		newPortalCmd(env))
 }
 
 func newDLQCmd(env *Env) *cobra.Command {

@@ -141,6 +141,8 @@ type Admin struct {
 	Token string `yaml:"token"`
 	// AdminAccess: token_file, hosts, origins, max_concurrent, tls (auth.go).
 	AdminAccess `yaml:",inline"`
+	// UI is the web console and tenant portal at /ui (ui.go).
+	UI UI `yaml:"ui"`
 }
 
 // Metrics is an optional separate Prometheus listener.

@@ -132,7 +132,7 @@ func TestLintLineNumbers(t *testing.T) {
 		{"UnknownTopLevelKey", "log:\n  level: info\nroutez: []\n",
 			[]string{`3:1: routez: unknown key "routez"`}},
 		{"UnknownNestedKey", "admin:\n  listen: 127.0.0.1:1\n  tokn: x\n",
-			[]string{`3:3: admin.tokn: unknown key "tokn" (known keys: hosts, listen, max_concurrent, origins, tls, token, token_file)`}},
+			[]string{`3:3: admin.tokn: unknown key "tokn" (known keys: hosts, listen, max_concurrent, origins, tls, token, token_file, ui)`}},
 		{"DurationWithoutUnit", "shutdown_timeout: 5\n",
 			[]string{`1:19: shutdown_timeout: duration 5 needs a unit`}},
 		{"BadDuration", "shutdown_timeout: soon\n",

@@ -29,6 +29,7 @@ func (f *File) validate() Problems {
 		{"outbox", validateOutbox(c.Outbox)},
 		{"admin", c.Admin.validate()},
 		{"admin", c.Admin.AdminAccess.validate()},
+		{"admin.ui", c.Admin.UI.validate()},
 		{"auth", c.Auth.validate()},
 		{"auth.api_keys", c.Auth.APIKeys.Validate()},
 		{"auth.jwt", c.Auth.validateJWT()},

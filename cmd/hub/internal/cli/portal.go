@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// newPortalCmd is `hub portal link`: a signed, expiring URL of the tenant portal (the
+// console's /ui/portal, scoped to one tenant), through the admin API's POST /links.
+func newPortalCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "portal",
+		Short: "The tenant portal: signed, expiring links for one tenant",
+		Long: `portal link issues a link to the tenant portal of a running hub: a page where one
+tenant sees and manages its own webhook endpoints, their deliveries and attempts
+(resend, secret rotation, new endpoints), and nothing of any other tenant. The link
+carries a signed token that expires after --ttl (at most 720h); it cannot be revoked
+one by one, so keep it short. Embed it in an iframe on the tenant's own site after
+listing that site's origin in admin.ui.frame_ancestors.`,
+		Example: `  hub portal link --tenant acme --ttl 1h
+  hub portal link --tenant acme --ttl 15m --read-only
+  hub portal link --tenant acme --ttl 1h -o json`,
+	}
+	c := adminFlags(cmd, env)
+	var tenant, ttl, output string
+	var readOnly bool
+	link := &cobra.Command{
+		Use:     "link",
+		Short:   "Issue a portal link for a tenant (printed once)",
+		Example: "  hub portal link --tenant acme --ttl 1h",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tenant == "" {
+				return exitf(ExitUsage, "--tenant is required")
+			}
+			if output != "text" && output != "json" {
+				return exitf(ExitUsage, "-o must be text or json")
+			}
+			scopes := []string{"read", "write"}
+			if readOnly {
+				scopes = []string{"read"}
+			}
+			return c.portalLink(cmd, map[string]any{"tenant": tenant, "scopes": scopes, "ttl": ttl}, output)
+		},
+	}
+	link.Flags().StringVar(&tenant, "tenant", "", "the tenant (required)")
+	link.Flags().StringVar(&ttl, "ttl", "1h", "life of the link (at most 720h)")
+	link.Flags().BoolVar(&readOnly, "read-only", false, "the portal shows, but changes nothing")
+	link.Flags().StringVarP(&output, "output", "o", "text", "text (the URL and its expiry) or json (the API's answer)")
+	cmd.AddCommand(link)
+	return cmd
+}
+
+// portalLink posts to /links and prints the portal URL.
+func (c *adminClient) portalLink(cmd *cobra.Command, body map[string]any, output string) error {
+	if output == "json" {
+		return c.do(cmd, http.MethodPost, "/links", nil, body)
+	}
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, c.url("/links", nil), bytes.NewReader(b))
+	if err != nil {
+		return exitf(ExitUsage, "bad admin URL: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if tok := c.bearer(); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := (&http.Client{Timeout: c.timeout}).Do(req)
+	if err != nil {
+		return exitf(ExitUnavailable, "admin API unreachable: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
+	if resp.StatusCode != http.StatusCreated {
+		fmt.Fprintln(c.env.Stderr, strings.TrimSpace(string(raw)))
+		return exitf(exitFor(resp.StatusCode), "admin API: %s", resp.Status)
+	}
+	var r struct {
+		Portal    string    `json:"portal"`
+		ExpiresAt time.Time `json:"expires_at"`
+		Scopes    string    `json:"scopes"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Portal == "" {
+		return exitf(ExitFailure, "the hub issued a link but serves no console (admin.ui.enabled is false)")
+	}
+	fmt.Fprintln(c.env.Stdout, strings.TrimRight(c.url("", nil), "/")+r.Portal)
+	fmt.Fprintf(c.env.Stderr, "expires %s (%s)\n", r.ExpiresAt.Format(time.RFC3339), r.Scopes)
+	return nil
+}
+
+// bearer is the token the admin commands send: --token, else HUB_ADMIN_TOKEN's first.
+func (c *adminClient) bearer() string {
+	if c.token != "" {
+		return c.token
+	}
+	env, _ := c.env.Lookup("HUB_ADMIN_TOKEN")
+	if f := strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// exitFor maps an admin API status to an exit code, as adminClient.do does.
+func exitFor(status int) int {
+	switch {
+	case status == http.StatusNotFound:
+		return ExitNotFound
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ExitDenied
+	case status == http.StatusServiceUnavailable:
+		return ExitUnavailable
+	case status/100 == 4:
+		return ExitInvalid
+	}
+	return ExitFailure
+}
