@@ -71,21 +71,29 @@ func (r *replica) alive() bool {
 // start runs `hub run` and waits until /readyz answers 200.
 func (r *replica) start() {
 	r.t.Helper()
+	if err := r.launch(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// launch is start reporting an error instead of failing the test, for starts from
+// several goroutines at once.
+func (r *replica) launch() error {
 	r.runs++
 	cfg := filepath.Join(r.dir, fmt.Sprintf("%s-run%d.yaml", r.name, r.runs))
 	if err := os.WriteFile(cfg, []byte(r.config(r.consumer())), 0o644); err != nil {
-		r.t.Fatal(err)
+		return err
 	}
 	logf, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("%s-run%d.log", r.name, r.runs)))
 	if err != nil {
-		r.t.Fatal(err)
+		return err
 	}
 	r.logPath = logf.Name()
 	cmd := exec.Command(r.bin, "run", "-c", cfg, "--log-format", "json")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
 	if err := cmd.Start(); err != nil {
-		r.t.Fatal(err)
+		return err
 	}
 	done := make(chan struct{})
 	r.cmd, r.done = cmd, done
@@ -94,17 +102,17 @@ func (r *replica) start() {
 	for {
 		select {
 		case <-done:
-			r.t.Fatalf("%s exited during start: %v\n%s", r.name, r.err, r.log())
+			return fmt.Errorf("%s exited during start: %v\n%s", r.name, r.err, r.log())
 		default:
 		}
 		if resp, err := http.Get("http://" + r.admin + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("%s not ready after 60s\n%s", r.name, r.log())
+			return fmt.Errorf("%s not ready after 60s\n%s", r.name, r.log())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,6 +104,7 @@ func TestHA_Replicas(t *testing.T) {
 		r := &replica{t: t, name: string(rune('a' + i)), bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
 		r.config = func(consumer string) string {
 			return fmt.Sprintf(`
+instance_id: replica-%[12]s
 store:
   postgres: %[1]s
   schema: %[2]s
@@ -125,14 +127,21 @@ transports:
 routes:
   - {pattern: "#", to: [redis, rabbit, events, webhooks], delivery: outbox}
 admin: {listen: "%[11]s"}
-`, pgURL, schema, r.ingress, redisURL, stream, group, consumer, rabbitURL, exchange, kstream, r.admin)
+`, pgURL, schema, r.ingress, redisURL, stream, group, consumer, rabbitURL, exchange, kstream, r.admin, r.name)
 		}
 		t.Cleanup(r.stopAtCleanup)
 		replicas[i] = r
 	}
-	// One at a time: the first start migrates the schema.
-	for _, r := range replicas {
-		r.start()
+	// All at once on an empty schema: River's migrations, the kdbstream tables and the
+	// webhook tables must each be created once, whoever gets there first.
+	errs := make([]error, len(replicas))
+	var starting sync.WaitGroup
+	for i, r := range replicas {
+		starting.Go(func() { errs[i] = r.launch() })
+	}
+	starting.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	rc.setSecret(registerEndpoint(t, replicas[0].admin, hook.URL+"/hook"))
 
@@ -254,6 +263,27 @@ admin: {listen: "%[11]s"}
 	}
 	if n := unfinishedJobs(ctx, t, pgURL, schema); n != 0 {
 		t.Errorf("%d River jobs unfinished after the drain", n)
+	}
+
+	// Every log line and every metric says which replica it comes from.
+	c := replicas[2]
+	resp, err := http.Get("http://" + c.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.Contains(line, `hub_instance="replica-c"`) {
+			t.Errorf("metric without hub_instance=replica-c: %s", line)
+			break
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(c.log()), "\n")[1:] { // the tail may start mid-line
+		if strings.HasPrefix(line, "{") && !strings.Contains(line, `"instance":"replica-c"`) {
+			t.Errorf("log line without instance replica-c: %s", line)
+			break
+		}
 	}
 }
 
