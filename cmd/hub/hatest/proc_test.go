@@ -45,6 +45,7 @@ type replica struct {
 	ingress string
 	admin   string
 	config  func(consumer string) string // the YAML, given this run's Redis consumer name
+	env     []string                     // extra environment variables, NAME=value
 	runs    int
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -91,7 +92,7 @@ func (r *replica) launch() error {
 	r.logPath = logf.Name()
 	cmd := exec.Command(r.bin, "run", "-c", cfg, "--log-format", "json")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "HUB_ADMIN_TOKEN="), r.env...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
