@@ -117,7 +117,7 @@ func TestHA_OTLP(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	bin := buildHub(t, dir)
-	r := &replica{t: t, name: "otlp", bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
+	r := &replica{tb: t, name: "otlp", bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
 	r.config = func(consumer string) string {
 		return fmt.Sprintf(`
 instance_id: replica-otlp
