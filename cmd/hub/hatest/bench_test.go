@@ -116,20 +116,15 @@ func BenchmarkHA_Replicas(b *testing.B) {
 	rdb := redis.NewClient(ropts)
 	b.Cleanup(func() { _ = rdb.Close() })
 	// A sub-benchmark's function runs more than once (b.N = 1 first) and its Cleanup
-	// after each run, so the replicas, started once per sub-benchmark, stop here.
-	b.Cleanup(func() {
-		benchStop.Lock()
-		defer benchStop.Unlock()
-		for i := len(benchStop.fns) - 1; i >= 0; i-- {
-			benchStop.fns[i]()
-		}
-		benchStop.fns = nil
-	})
+	// after each run, so the replicas, started once per sub-benchmark, stop when their
+	// pair is measured: never more than 1 + 3 hubs hold PostgreSQL connections at once.
+	b.Cleanup(stopBenchClusters)
 	for _, w := range haWorkloads {
 		for _, n := range []int{2, 3} {
 			b.Run(fmt.Sprintf("%s_%dreplicas", w.name, n), func(b *testing.B) {
 				b.Run("base_1_replica", func(b *testing.B) { runHA(b, bin, dir, pgURL, redisURL, rdb, w, 1) })
 				b.Run("hub", func(b *testing.B) { runHA(b, bin, dir, pgURL, redisURL, rdb, w, n) })
+				stopBenchClusters()
 			})
 		}
 	}
@@ -141,6 +136,16 @@ var clusters sync.Map // benchmark name -> *benchCluster: started once per sub-b
 var benchStop struct {
 	sync.Mutex
 	fns []func()
+}
+
+func stopBenchClusters() {
+	clusters.Clear() // -count runs the whole benchmark again: start afresh
+	benchStop.Lock()
+	defer benchStop.Unlock()
+	for i := len(benchStop.fns) - 1; i >= 0; i-- {
+		benchStop.fns[i]()
+	}
+	benchStop.fns = nil
 }
 
 func atBenchEnd(fn func()) {
@@ -217,6 +222,7 @@ log: {level: warn}
 store:
   postgres: %s
   schema: %s
+  ledger: {max_conns: 6}   # the shared test server has max_connections 100
 sources:
   ingress: {type: http, listen: "%s"}
 %sadmin: {listen: "%s"}

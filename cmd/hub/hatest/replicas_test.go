@@ -108,6 +108,7 @@ instance_id: replica-%[12]s
 store:
   postgres: %[1]s
   schema: %[2]s
+  ledger: {max_conns: 6}   # three replicas on the shared test server (max_connections 100)
 sources:
   ingress: {type: http, listen: "%[3]s"}
   relay:
