@@ -144,6 +144,7 @@ func (s *Server) runBlocking(c *client, args []string) {
 	if c.flush() != nil {
 		return
 	}
+	c.out = nil // a parked client keeps neither buffer
 	c.rd.release()
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	defer cancel(nil)
