@@ -29,6 +29,16 @@ test-unit:
 test-fault:
 	$(GO) test -race -count=1 -timeout 8m -tags fault -run '^TestFault' ./transports/rabbitmq/
 
+## test-ha: the multi-replica fault test (build tag `ha`): three hub binaries on one
+## PostgreSQL schema, one Redis group and one RabbitMQ queue, one killed with SIGKILL and one
+## stopped with SIGTERM mid-flow. It only touches its own schema, keys, exchange and queue and
+## only kills the processes it started, so it disturbs no shared service; it has its own CI
+## step because it runs for a minute or more and prints its accounting table (-v).
+.PHONY: test-ha
+test-ha:
+	$(GO) vet -tags ha ./cmd/hub/hatest/
+	$(GO) test -count=1 -timeout 15m -tags ha -v -run '^TestHA_' ./cmd/hub/hatest/
+
 ## lint: go vet, gofmt, then golangci-lint with .golangci.yaml (errcheck, staticcheck,
 ## unused, misspell, errorlint, depguard's layering rules, ...)
 lint:

@@ -32,10 +32,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			PRIMARY KEY (tenant, event_id))` + extra,
 		`CREATE INDEX IF NOT EXISTS ` + s.cfg.Table + `_expires ON ` + s.table + ` (expires_at)`,
 	}
-	for _, q := range stmts {
-		if _, err := s.exec(ctx, nil, q); err != nil {
-			return hub.Errorf(hub.Unavailable, "dedupe: create %s: %w", s.cfg.Table, err)
-		}
+	if err := s.l.CreateTables(ctx, stmts...); err != nil {
+		return hub.Errorf(hub.Unavailable, "dedupe: create %s: %w", s.cfg.Table, err)
 	}
 	return nil
 }

@@ -58,6 +58,10 @@ type Config struct {
 	Failures Failures `yaml:"failures"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// InstanceID names this process among the replicas of a deployment: every log line
+	// carries it as "instance" and every metric as the hub_instance label. Default
+	// "<hostname>-<pid>" (app.InstanceID). Letters, digits and ".-_:", at most 128.
+	InstanceID string `yaml:"instance_id"`
 }
 
 // Log is the slog configuration; --log-level and --log-format override it.
