@@ -34,6 +34,8 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/tidwall/gjson v1.20.0
 	github.com/tidwall/redcon v1.6.4
 	go.opentelemetry.io/otel v1.47.0

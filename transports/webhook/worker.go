@@ -63,6 +63,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.m.deliveries.WithLabelValues("deferred").Inc()
 		return river.JobSnooze(wait)
 	}
+	if wait, err := t.admitRate(ctx, ep, job.Metadata, now); err != nil {
+		return err
+	} else if wait > 0 {
+		t.m.deliveries.WithLabelValues("rate_limited").Inc()
+		return river.JobSnooze(wait)
+	}
 	started := time.Now()
 	r := t.attempt(ctx, ep, &job.Args, job.ID)
 	t.recordAttempt(ctx, job, r, started) // attempts.go
