@@ -71,6 +71,9 @@ type deliveryArgs struct {
 	TenantID string            `json:"tenant_id,omitempty"`
 	Header   map[string]string `json:"header"`
 	Body     []byte            `json:"body"`
+	// OrderKey is "=<key>" for a delivery to an ordered endpoint, absent otherwise
+	// (ordering.go; the ledger indexes it).
+	OrderKey string `json:"order_key,omitempty"`
 }
 
 func (deliveryArgs) Kind() string { return deliveryKind }
@@ -110,6 +113,11 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	}
 	if err := t.st.migrate(ctx); err != nil {
 		return nil, err
+	}
+	if _, err := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err != nil {
+		if _, err2 := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err2 != nil { // a concurrent creator, as in migrate
+			return nil, dbErr("migrate: ordering index", err)
+		}
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br)
 	if err != nil {
@@ -199,7 +207,8 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 				}
 			}
 			params = append(params, river.InsertManyParams{
-				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body},
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body,
+					OrderKey: orderKeyOf(ep, ev)},
 				InsertOpts: &river.InsertOpts{
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),
