@@ -56,6 +56,11 @@ type Config struct {
 	// Jitter is the random spread of each wait, 0 to 1 (0.2 = ±20 %). Default
 	// DefaultJitter; a negative value disables it.
 	Jitter float64 `yaml:"jitter"`
+	// RelayAll writes an outbox row for every destination, as before destinations in
+	// the ledger's database were written directly (direct.go). Default false: a
+	// destination that implements TxSender on this outbox's ledger gets its own
+	// records (webhook deliveries) in the enqueue's transaction, with no row to relay.
+	RelayAll bool `yaml:"relay_all"`
 }
 
 func (c *Config) setDefaults() {

@@ -88,8 +88,8 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 }
 
 // groupCommitOff is the ingress option that turns group commit off, for the
-// commit-per-request figure; empty while the ingress has no group commit.
-var groupCommitOff = ""
+// commit-per-request figure.
+var groupCommitOff = "    no_group_commit: true\n"
 
 func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, error) {
 	b.n++

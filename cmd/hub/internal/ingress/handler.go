@@ -67,6 +67,10 @@ type Handler struct {
 	// RequireULIDIDs refuses ids that are not evt_<ULID> (C1); ids are always at most
 	// MaxIDLength characters (ids.go).
 	RequireULIDIDs bool
+	// Context, when set, derives the context a request's events are published under:
+	// the binary's group commit (ledger.WithGroup), so the request's transaction is
+	// shared with concurrent ones and the 202 still waits for its commit.
+	Context func(context.Context) context.Context
 }
 
 // Accepted is the 202 body. IDs lists every event of the request, in order; Duplicates
@@ -160,7 +164,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, fes)
 		return
 	}
-	res, err := h.publish(r.Context(), evs, batch)
+	ctx := r.Context()
+	if h.Context != nil {
+		ctx = h.Context(ctx)
+	}
+	res, err := h.publish(ctx, evs, batch)
 	if err != nil {
 		h.publishFailed(w, r, err)
 		return

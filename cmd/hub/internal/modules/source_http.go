@@ -15,6 +15,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ingress"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 )
 
 func init() { registry.Register(new(HTTPSource)) }
@@ -55,6 +56,7 @@ type HTTPSource struct {
 
 	deduper      hub.EventDeduper // nil: no_dedupe
 	closeDeduper func() error
+	group        *ledger.Group // nil: each request commits alone (source_http_group.go)
 	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
@@ -116,6 +118,9 @@ func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Han
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
+	if g := s.group; g != nil {
+		h.Context = func(ctx context.Context) context.Context { return ledger.WithGroup(ctx, g) }
+	}
 	mux := http.NewServeMux()
 	mux.Handle(s.Path, h)
 	if acc == nil {
@@ -143,8 +148,13 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	if s.deduper, s.closeDeduper, err = s.openDeduper(ctx, rt); err != nil {
 		return err
 	}
+	if s.group, err = s.openGroup(ctx, rt); err != nil {
+		_ = s.closeDeduper()
+		return err
+	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
+		s.closeGroup()
 		_ = s.closeDeduper()
 		return fmt.Errorf("ingress: %w", err)
 	}
@@ -186,6 +196,7 @@ func (s *HTTPSource) Close(ctx context.Context) error {
 	}
 	err := s.srv.Shutdown(ctx)
 	<-s.done
+	s.closeGroup()
 	return errors.Join(err, s.closeDeduper())
 }
 
