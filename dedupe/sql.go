@@ -181,9 +181,8 @@ func (s *Store) exec(ctx context.Context, tx any, q string, args ...any) (int64,
 }
 
 // inTx runs f in a transaction of the ledger's database, of the type the ledger's
-// EnqueueTx takes on this backend, and commits it when f succeeds. It is the ledger's
-// InTx, so an ingress request's group (ledger.WithGroup) shares one commit with its
-// neighbours; f's own error comes back as is, a failed begin or commit classified.
+// EnqueueTx takes on this backend, and commits it when f succeeds (the ledger's InTx);
+// f's own error comes back as is, a failed begin or commit classified.
 func (s *Store) inTx(ctx context.Context, f func(tx any) error) error {
 	failed := false
 	err := s.l.InTx(ctx, func(tx any) error {

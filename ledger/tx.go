@@ -10,19 +10,7 @@ import (
 // nil; an error of f rolls it back and is returned as is. The transaction is of the
 // type InsertManyTx takes on this backend: a pgx.Tx on PostgreSQL, a *sql.Tx on SQLite
 // (where it holds the only connection: f must do all its database work through tx).
-//
-// When ctx carries a Group (WithGroup), f shares one transaction with the calls made
-// concurrently through the same Group (group commit, group.go): InTx then returns once
-// that transaction committed, and a failed commit fails every call in it.
 func (l *Ledger) InTx(ctx context.Context, f func(tx any) error) error {
-	if g := groupFrom(ctx); g != nil && g.l == l {
-		return g.do(ctx, f)
-	}
-	return l.inOwnTx(ctx, func(tx any) error { return f(tx) })
-}
-
-// inOwnTx is one transaction: begin, f, commit.
-func (l *Ledger) inOwnTx(ctx context.Context, f func(tx any) error) error {
 	if l.backend == Postgres {
 		tx, err := l.pool.Begin(ctx)
 		if err != nil {

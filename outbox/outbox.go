@@ -55,8 +55,6 @@ func New(l *ledger.Ledger, cfg Config, lookup Lookup) (*Outbox, error) {
 // Enqueue stores the rows in a transaction of their own and returns once they are
 // committed (O1). An error means nothing was stored. Destinations in the ledger's
 // database get their records in the same transaction instead of a row (direct.go).
-// With a group in ctx (ledger.WithGroup) the transaction is shared with concurrent
-// Enqueues (group commit).
 func (o *Outbox) Enqueue(ctx context.Context, items []hub.OutboxItem) error {
 	if len(items) == 0 {
 		return nil

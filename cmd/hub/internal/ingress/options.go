@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/ledger"
 )
 
 // Options are the ingress's id rules and deduplication, as source.http keys. The zero
@@ -22,15 +21,14 @@ type Options struct {
 	// RequireULIDIDs refuses events whose id is not evt_<ULID> (C1), for publishers the
 	// operator controls. Default false: CloudEvents allows any id.
 	RequireULIDIDs bool `yaml:"require_ulid_ids"`
-	// NoGroupCommit gives every request a transaction of its own. Default false: with a
-	// store, concurrent requests share transactions (GroupCommit), each answered only
-	// once its transaction committed, so N small requests cost about one commit.
+	// NoGroupCommit publishes every request on its own (one transaction and commit
+	// each). Default false: concurrent requests are published together (group.go),
+	// each answered only once its group committed, so N small requests cost about one
+	// commit.
 	NoGroupCommit bool `yaml:"no_group_commit"`
-	// GroupCommit tunes the sharing: window (how long a transaction waits for more
-	// requests after its first; default 0, only those already waiting), max_batch
-	// (default 64) and committers (transactions at once; default 2 on PostgreSQL, 1 on
-	// SQLite).
-	GroupCommit ledger.GroupConfig `yaml:"group_commit"`
+	// GroupCommit tunes the grouping: window (default 0: only the requests already
+	// waiting), max_requests (64), max_events (1000), committers (2).
+	GroupCommit GroupConfig `yaml:"group_commit"`
 }
 
 // SetDefaults fills the zero fields.

@@ -15,7 +15,6 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ingress"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/ledger"
 )
 
 func init() { registry.Register(new(HTTPSource)) }
@@ -56,7 +55,7 @@ type HTTPSource struct {
 
 	deduper      hub.EventDeduper // nil: no_dedupe
 	closeDeduper func() error
-	group        *ledger.Group // nil: each request commits alone (source_http_group.go)
+	group        *ingress.Group // group commit, from Start to Close; nil: no_group_commit
 	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
@@ -118,9 +117,7 @@ func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Han
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
-	if g := s.group; g != nil {
-		h.Context = func(ctx context.Context) context.Context { return ledger.WithGroup(ctx, g) }
-	}
+	h.Group = s.group // set by Start unless no_group_commit
 	mux := http.NewServeMux()
 	mux.Handle(s.Path, h)
 	if acc == nil {
@@ -148,15 +145,17 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	if s.deduper, s.closeDeduper, err = s.openDeduper(ctx, rt); err != nil {
 		return err
 	}
-	if s.group, err = s.openGroup(ctx, rt); err != nil {
-		_ = s.closeDeduper()
-		return err
-	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
-		s.closeGroup()
 		_ = s.closeDeduper()
 		return fmt.Errorf("ingress: %w", err)
+	}
+	if !s.NoGroupCommit {
+		if s.group, err = ingress.NewGroup(s.GroupCommit); err != nil {
+			_ = ln.Close()
+			_ = s.closeDeduper()
+			return fmt.Errorf("ingress: group_commit: %w", err)
+		}
 	}
 	s.addr = ln.Addr().String()
 	if tlsCfg != nil {
@@ -196,7 +195,10 @@ func (s *HTTPSource) Close(ctx context.Context) error {
 	}
 	err := s.srv.Shutdown(ctx)
 	<-s.done
-	s.closeGroup()
+	if s.group != nil {
+		s.group.Close() // after Shutdown: no request is waiting on it any more
+		s.group = nil
+	}
 	return errors.Join(err, s.closeDeduper())
 }
 
