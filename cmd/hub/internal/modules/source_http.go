@@ -56,7 +56,7 @@ type HTTPSource struct {
 	deduper      hub.EventDeduper // nil: no_dedupe
 	closeDeduper func() error
 	group        *ingress.Group // group commit, from Start to Close; nil: no_group_commit
-	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
+	outboxOnly   bool           // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
 // HubModule registers source.http.
