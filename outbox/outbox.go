@@ -41,6 +41,11 @@ func New(l *ledger.Ledger, cfg Config, lookup Lookup) (*Outbox, error) {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
 	o := &Outbox{l: l, cfg: cfg, lookup: lookup}
+	if cfg.CompletedRetention > 0 {
+		if err := l.RetainCompleted(cfg.Queue, cfg.CompletedRetention); err != nil {
+			return nil, hub.Wrap(hub.InvalidArgument, err)
+		}
+	}
 	if lookup != nil {
 		if err := river.AddWorkerSafely(l.Workers(), &relay{cfg: &o.cfg, lookup: lookup}); err != nil {
 			return nil, hub.Wrap(hub.AlreadyExists, err)
