@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,9 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
+		if !b.wanted(sc.name) {
+			continue
+		}
 		h, err := b.startHub(ctx, st, sc.v)
 		if err != nil {
 			return res, err
@@ -85,6 +89,18 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 		progress("%s/%s: %s", st, sc.name, r.summary())
 	}
 	return res, nil
+}
+
+// wanted reports whether -scenarios names the scenario (by its first word).
+func (b *bench) wanted(name string) bool {
+	first, _, _ := strings.Cut(name, " ")
+	first = strings.TrimSuffix(first, ",")
+	for _, s := range strings.Split(b.o.scenarios, ",") {
+		if strings.TrimSpace(s) == first {
+			return true
+		}
+	}
+	return false
 }
 
 // groupCommitOff is the ingress option that turns group commit off, for the
