@@ -128,6 +128,10 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 			return nil, fmt.Errorf("sqlite: the embedded default has no variants")
 		}
 		return startEmbedded(ctx, b.o.hubBin, dir, ingress, admin)
+	case "sqlite-split":
+		// The embedded default's routes with the stream in a file of its own.
+		store := fmt.Sprintf("  sqlite: %s\n  streams_sqlite: %s\n", filepath.Join(dir, "hub.db"), filepath.Join(dir, "streams.db"))
+		return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, ""), nil)
 	case "postgres":
 		schema, drop, err := pgSchema(ctx, b.o.pgURL)
 		if err != nil {
@@ -140,7 +144,7 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 		}
 		return h, err
 	}
-	return nil, fmt.Errorf("unknown store %q (postgres, sqlite)", st)
+	return nil, fmt.Errorf("unknown store %q (postgres, sqlite, sqlite-split)", st)
 }
 
 // startEmbedded runs `hub run` without a config: the embedded default.

@@ -54,7 +54,7 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 1000, "offered load of the latency scenario, events/s")
 	flag.DurationVar(&o.latencyFor, "latency-for", 10*time.Second, "length of the latency scenario")
 	flag.IntVar(&o.runs, "runs", 1, "batched runs on one hub and database (steady state: compare the last with the first)")
-	flag.StringVar(&o.stores, "stores", "postgres,sqlite", "stores to measure, comma-separated")
+	flag.StringVar(&o.stores, "stores", "postgres,sqlite", "stores to measure, comma-separated: postgres, sqlite (the embedded default), sqlite-split (the same with store.streams_sqlite)")
 	flag.StringVar(&o.scenarios, "scenarios", "batched,single,latency", "scenarios to run, comma-separated")
 	flag.StringVar(&o.pgURL, "postgres", envOr("HUB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (a fresh schema per hub)")
 	flag.StringVar(&o.hubBin, "hub", "", "hub binary (default: go build ./cmd/hub once)")
