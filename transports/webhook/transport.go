@@ -183,14 +183,29 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
+	params, err := t.fanOut(ctx, eps, batch)
+	if err != nil || len(params) == 0 {
+		return err
+	}
+	if _, err := t.l.InsertMany(ctx, params); err != nil {
+		return insertErr(err)
+	}
+	return nil
+}
+
+// fanOut returns one delivery job per (endpoint, event) of batch whose endpoint is
+// among eps, matches the event, and was registered no later than the event was
+// accepted (H6, see Send). Send and SendTx share it.
+func (t *Transport) fanOut(ctx context.Context, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, error) {
 	var params []river.InsertManyParams
 	for _, ev := range batch {
 		if ev == nil {
-			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
+			return nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
 		var (
 			header map[string]string
 			body   []byte
+			err    error
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
@@ -203,7 +218,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			params = append(params, river.InsertManyParams{
@@ -218,16 +233,16 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			})
 		}
 	}
-	if len(params) == 0 {
-		return nil
+	return params, nil
+}
+
+// insertErr classifies a failed insert of deliveries: a classified error as is, any
+// other as Unavailable (the database did not take them).
+func insertErr(err error) error {
+	if hub.Code(err) != hub.Unknown {
+		return err
 	}
-	if _, err := t.l.InsertMany(ctx, params); err != nil {
-		if hub.Code(err) != hub.Unknown {
-			return err
-		}
-		return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
-	}
-	return nil
+	return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 }
 
 // encode lays ev out in the configured CloudEvents HTTP binding mode.
