@@ -11,7 +11,7 @@ GOLANGCI  ?= $(shell v=$$(golangci-lint --version 2>/dev/null | grep -o 'version
 	else echo "$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)"; fi)
 FUZZTIME  ?= 30s
 
-.PHONY: run test test-unit test-fault lint bench fuzz
+.PHONY: run test test-unit test-fault lint bench bench-e2e fuzz
 
 ## run: start the hub on its embedded default (one SQLite file under ./data, no external service)
 run:
@@ -75,3 +75,10 @@ fuzz:
 	    echo "== $$dir $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$dir; \
 	  done; \
 	done
+
+## bench-e2e: the hub binary end to end (ingress -> webhook receiver on loopback) on
+## PostgreSQL and the embedded SQLite default, beside a raw signed-POST loop; a few
+## minutes. E2EFLAGS passes flags (e.g. E2EFLAGS='-events 5000 -runs 10').
+E2EFLAGS ?=
+bench-e2e:
+	$(GO) run ./internal/cmd/e2ebench $(E2EFLAGS)

@@ -22,10 +22,15 @@ import (
 
 const benchPipeline = 100
 
-// benchXAdd sends b.N XADD MAXLEN ~ 100000 in pipelines of 100.
-func benchXAdd(b *testing.B, c *redis.Client, stream string) {
+// benchXAdd sends b.N XADD MAXLEN ~ 100000 in pipelines of 100; with appends (the
+// front's count of engine Appends) it reports how many Appends a pipeline became.
+func benchXAdd(b *testing.B, c *redis.Client, stream string, appends func() int64) {
 	ctx := context.Background()
 	fields := []string{"type", "user.updated", "event_id", "evt_01J0000000000000000000000", "data", `{"id":"u1"}`}
+	var before int64
+	if appends != nil {
+		before = appends()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i += benchPipeline {
@@ -38,18 +43,22 @@ func benchXAdd(b *testing.B, c *redis.Client, stream string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+	if appends != nil {
+		pipelines := (b.N + benchPipeline - 1) / benchPipeline
+		b.ReportMetric(float64(appends()-before)/float64(pipelines), "appends/pipeline")
+	}
 }
 
 func BenchmarkRESPXAddPipelinedSQLite(b *testing.B) {
 	b.Run("hub", func(b *testing.B) {
-		_, addr := startServer(b, openSQLite(b), Config{})
-		benchXAdd(b, dial(b, addr, 3, nil), "bench")
+		s, addr := startServer(b, openSQLite(b), Config{})
+		benchXAdd(b, dial(b, addr, 3, nil), "bench", s.appends.Load)
 	})
 	b.Run("base_redis", func(b *testing.B) {
 		c := realRedis(b, 3)
 		stream := "bench:" + testenv.Name(b)
 		b.Cleanup(func() { c.Del(context.Background(), stream) })
-		benchXAdd(b, c, stream)
+		benchXAdd(b, c, stream, nil)
 	})
 }
 

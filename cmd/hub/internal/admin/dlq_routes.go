@@ -149,6 +149,8 @@ func (s *Server) dlqRoutes(mux *http.ServeMux) {
 			reply(w, v, err)
 		}
 	})
+	// pastTense names the count in the reply: {"replayed": n} or {"purged": n}.
+	pastTense := map[string]string{"replay": "replayed", "purge": "purged"}
 	for _, op := range []string{"replay", "purge"} {
 		mux.HandleFunc("POST /dlq/{transport}/"+op, func(w http.ResponseWriter, r *http.Request) {
 			d, ok := s.dlqFor(w, r)
@@ -176,7 +178,7 @@ func (s *Server) dlqRoutes(mux *http.ServeMux) {
 			default:
 				n, err = d.purge(r.Context(), b.IDs)
 			}
-			s.done(w, r, "dlq."+op, "dlq/"+r.PathValue("transport"), scopedTenant(r.Context()), http.StatusOK, map[string]int{op + "ed": n}, err)
+			s.done(w, r, "dlq."+op, "dlq/"+r.PathValue("transport"), scopedTenant(r.Context()), http.StatusOK, map[string]int{pastTense[op]: n}, err)
 		})
 	}
 }

@@ -75,6 +75,12 @@ type Log struct {
 type Store struct {
 	// SQLite is the database file path; its directory is created at start.
 	SQLite string `yaml:"sqlite"`
+	// StreamsSQLite, with SQLite, is the file of the kdbstream streams; empty: the
+	// same file. A file of their own gives the streams their own writer: SQLite has
+	// one writer per file, and the ledger and the stream relay would otherwise wait on
+	// each other's locks. A SQLite file that already holds streams keeps them (the
+	// setting is then ignored, with a warning), so an upgrade loses nothing.
+	StreamsSQLite string `yaml:"streams_sqlite"`
 	// Postgres is a PostgreSQL DSN (postgres://user:pass@host:5432/db?sslmode=...).
 	Postgres string `yaml:"postgres"`
 	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default public.

@@ -92,6 +92,9 @@ func (s Store) validate() error {
 	if s.Postgres != "" && !strings.HasPrefix(s.Postgres, "postgres://") && !strings.HasPrefix(s.Postgres, "postgresql://") {
 		errs = append(errs, Field("postgres", "expected a postgres:// URL"))
 	}
+	if s.StreamsSQLite != "" && s.SQLite == "" {
+		errs = append(errs, Field("streams_sqlite", "applies to store.sqlite only"))
+	}
 	if s.Schema != "" && s.Postgres == "" {
 		errs = append(errs, Field("schema", "schema applies to store.postgres only"))
 	} else if s.Schema != "" {
