@@ -10,8 +10,9 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 )
 
-// TestDocsConfigExamplesLint lints every ```yaml block of the binary's, the security and
-// the console docs as `hub lint` would, so no documented config key or example drifts from the code.
+// TestDocsConfigExamplesLint lints every ```yaml block of the binary's, the security,
+// the console docs and the scaling guide as `hub lint` would, so no documented config key or
+// example drifts from the code.
 func TestDocsConfigExamplesLint(t *testing.T) {
 	t.Parallel()
 	vars := env(map[string]string{
@@ -20,7 +21,7 @@ func TestDocsConfigExamplesLint(t *testing.T) {
 		"KODER_RESP_PASSWORD": "resp-docs-example-password",
 	})
 	total := 0
-	for _, doc := range []string{"hub-binary.md", "security.md", "console.md"} {
+	for _, doc := range []string{"hub-binary.md", "security.md", "console.md", "scaling.md"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", doc))
 		if err != nil {
 			t.Fatal(err)

@@ -45,7 +45,7 @@ func (m *RedisTransport) Validate() error {
 	if m.URL == "" {
 		return registry.Field("url", "required (or set %s)", redisstream.EnvURL)
 	}
-	_, cfg, err := redisstream.ParseURL(m.URL, m.Config)
+	_, cfg, err := redisstream.ParseClientURL(m.URL, m.Config)
 	if err != nil {
 		return registry.Field("url", "%v", err)
 	}
