@@ -39,6 +39,18 @@ test-ha:
 	$(GO) vet -tags ha ./cmd/hub/hatest/
 	$(GO) test -count=1 -timeout 15m -tags ha -v -run '^TestHA_' ./cmd/hub/hatest/
 
+## bench-ha: events per second through 1, 2 and 3 hub replicas on one PostgreSQL schema
+## (ingress -> outbox -> Redis, webhook deliveries, kdbstream appends), as ratios to one
+## replica; docs/scaling.md has the figures and the capacity model built on them.
+HA_BENCHTIME ?= 1000x
+HA_BENCHCOUNT ?= 3
+.PHONY: bench-ha
+bench-ha:
+	@mkdir -p .bench
+	$(GO) test -p 1 -tags ha -run '^$$' -bench 'BenchmarkHA_' -benchtime $(HA_BENCHTIME) -count $(HA_BENCHCOUNT) -timeout 60m ./cmd/hub/hatest/ | grep -v '^{' | tee .bench/ha-raw.txt
+	@echo
+	@$(GO) run ./internal/cmd/benchtable < .bench/ha-raw.txt | tee .bench/ha-table.txt
+
 ## lint: go vet, gofmt, then golangci-lint with .golangci.yaml (errcheck, staticcheck,
 ## unused, misspell, errorlint, depguard's layering rules, ...)
 lint:

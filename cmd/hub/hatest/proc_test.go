@@ -15,7 +15,7 @@ import (
 )
 
 // buildHub compiles the hub binary once into dir, as an operator would run it.
-func buildHub(t *testing.T, dir string) string {
+func buildHub(t testing.TB, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "hub")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/koder/eventhub/cmd/hub").CombinedOutput()
@@ -26,7 +26,7 @@ func buildHub(t *testing.T, dir string) string {
 }
 
 // freeAddr returns a loopback address with a port nobody listens on right now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,13 +38,14 @@ func freeAddr(t *testing.T) string {
 
 // replica is one hub process of the test: its config, addresses and the current run.
 type replica struct {
-	t       *testing.T
+	tb      testing.TB
 	name    string
 	bin     string
 	dir     string
 	ingress string
 	admin   string
 	config  func(consumer string) string // the YAML, given this run's Redis consumer name
+	env     []string                     // extra environment variables, NAME=value
 	runs    int
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -70,9 +71,9 @@ func (r *replica) alive() bool {
 
 // start runs `hub run` and waits until /readyz answers 200.
 func (r *replica) start() {
-	r.t.Helper()
+	r.tb.Helper()
 	if err := r.launch(); err != nil {
-		r.t.Fatal(err)
+		r.tb.Fatal(err)
 	}
 }
 
@@ -91,7 +92,7 @@ func (r *replica) launch() error {
 	r.logPath = logf.Name()
 	cmd := exec.Command(r.bin, "run", "-c", cfg, "--log-format", "json")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
+	cmd.Env = append(append(os.Environ(), "HUB_ADMIN_TOKEN="), r.env...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -126,12 +127,12 @@ func (r *replica) kill9() {
 
 // term sends SIGTERM and returns the exit code.
 func (r *replica) term() int {
-	r.t.Helper()
+	r.tb.Helper()
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-r.done:
 	case <-time.After(90 * time.Second):
-		r.t.Fatalf("%s did not stop within 90s of SIGTERM\n%s", r.name, r.log())
+		r.tb.Fatalf("%s did not stop within 90s of SIGTERM\n%s", r.name, r.log())
 	}
 	return r.cmd.ProcessState.ExitCode()
 }

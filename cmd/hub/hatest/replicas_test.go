@@ -101,13 +101,14 @@ func TestHA_Replicas(t *testing.T) {
 
 	replicas := make([]*replica, 3)
 	for i := range replicas {
-		r := &replica{t: t, name: string(rune('a' + i)), bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
+		r := &replica{tb: t, name: string(rune('a' + i)), bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
 		r.config = func(consumer string) string {
 			return fmt.Sprintf(`
 instance_id: replica-%[12]s
 store:
   postgres: %[1]s
   schema: %[2]s
+  ledger: {max_conns: 6}   # three replicas on the shared test server (max_connections 100)
 sources:
   ingress: {type: http, listen: "%[3]s"}
   relay:
@@ -464,7 +465,7 @@ func (rc *receiver) copies() map[string]int {
 
 // registerEndpoint creates a webhook endpoint through one replica's admin API (the
 // endpoint lives in the shared ledger) and returns its secret.
-func registerEndpoint(t *testing.T, adminAddr, url string) string {
+func registerEndpoint(t testing.TB, adminAddr, url string) string {
 	t.Helper()
 	status, body, err := postJSONType("http://"+adminAddr+"/endpoints", "application/json",
 		[]byte(`{"url":"`+url+`","types":["identity.#"]}`))
