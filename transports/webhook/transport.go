@@ -183,7 +183,15 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
-	var params []river.InsertManyParams
+	room, err := t.room(ctx, eps)
+	if err != nil {
+		return err
+	}
+	var (
+		params  []river.InsertManyParams
+		refused map[string]int
+		matched []*Endpoint
+	)
 	for _, ev := range batch {
 		if ev == nil {
 			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
@@ -194,12 +202,28 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
+		matched = matched[:0]
 		for _, ep := range eps {
 			if known && ledger.Truncate(ep.CreatedAt).After(accepted) {
 				continue // registered after the event was accepted (H6)
 			}
-			if !ep.matches(ev) {
-				continue
+			if ep.matches(ev) {
+				matched = append(matched, ep)
+			}
+		}
+		if err := t.endpointsCap(ev.TenantID(), len(matched)); err != nil {
+			return err // before any insert: the whole batch is the caller's again
+		}
+		for _, ep := range matched {
+			if r, capped := room[ep.ID]; capped {
+				if r == 0 {
+					if refused == nil {
+						refused = map[string]int{}
+					}
+					refused[ep.ID]++
+					continue
+				}
+				room[ep.ID] = r - 1
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
@@ -218,16 +242,15 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			})
 		}
 	}
-	if len(params) == 0 {
-		return nil
-	}
-	if _, err := t.l.InsertMany(ctx, params); err != nil {
-		if hub.Code(err) != hub.Unknown {
-			return err
+	if len(params) > 0 {
+		if _, err := t.l.InsertMany(ctx, params); err != nil {
+			if hub.Code(err) != hub.Unknown {
+				return err
+			}
+			return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 		}
-		return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 	}
-	return nil
+	return overQueued(refused)
 }
 
 // encode lays ev out in the configured CloudEvents HTTP binding mode.
