@@ -11,10 +11,10 @@ import (
 // controls not named stay as they are.
 type controlFlags struct {
 	filter, sigScheme, sigHeader, orderKey, onDead string
-	headers                                       []string
-	rps                                           float64
-	burst, maxQueued                              int
-	ordered                                       bool
+	headers                                        []string
+	rps                                            float64
+	burst, maxQueued                               int
+	ordered                                        bool
 }
 
 func (f *controlFlags) add(c *cobra.Command) {
