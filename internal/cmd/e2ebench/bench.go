@@ -47,7 +47,6 @@ type storeResult struct {
 
 // variant is one hub configuration of a store.
 type variant struct {
-	label        string
 	extraIngress string // lines under sources.ingress
 }
 
