@@ -64,7 +64,7 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 	var items []OutboxItem
 	for _, ev := range evs {
 		for _, r := range routes {
-			if r.cfg.mode == OutboxMode && r.pattern.Match(ev.Type) {
+			if r.cfg.mode == OutboxMode && r.accepts(ev) {
 				items = append(items, OutboxItem{Destination: r.cfg.name, Event: r.eventFor(ev)})
 			}
 		}
@@ -83,7 +83,7 @@ func (h *Hub) Publish(ctx context.Context, events ...*cloudevent.Event) (err err
 	at := time.Now()
 	for _, ev := range evs {
 		for _, r := range routes {
-			if r.cfg.mode != Direct || !r.pattern.Match(ev.Type) {
+			if r.cfg.mode != Direct || !r.accepts(ev) {
 				continue
 			}
 			err := h.enqueue(ctx, r, queued{ev: r.eventFor(ev), at: at})
@@ -132,7 +132,7 @@ func (h *Hub) PublishTx(ctx context.Context, tx any, events ...*cloudevent.Event
 	var items []OutboxItem
 	for _, ev := range evs {
 		for _, r := range routes {
-			if r.pattern.Match(ev.Type) {
+			if r.accepts(ev) {
 				items = append(items, OutboxItem{Destination: r.cfg.name, Event: r.eventFor(ev)})
 			}
 		}

@@ -3,6 +3,8 @@ package hub
 import (
 	"fmt"
 	"time"
+
+	"github.com/koder/eventhub/filter"
 )
 
 // DeliveryMode says how a route hands events to its transport.
@@ -53,6 +55,8 @@ type routeConfig struct {
 	queueSize      int
 	dropWhenFull   bool
 	defaultSubject string
+	filterExpr     string         // WithFilter, as given
+	filter         *filter.Filter // compiled by validate; nil = none (filter.go)
 }
 
 func (c *routeConfig) setDefaults(t Transport, index int) {
@@ -99,7 +103,7 @@ func (c *routeConfig) validate() error {
 	case c.mode != Direct && c.mode != OutboxMode:
 		return Errorf(InvalidArgument, "hub: route %q: unknown delivery mode %v", c.name, c.mode)
 	}
-	return nil
+	return c.compileFilter()
 }
 
 // WithName names the route: the outbox destination, the route label of metrics, logs

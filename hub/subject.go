@@ -53,7 +53,7 @@ func checkSubjects(routes []*route, evs []*cloudevent.Event) error {
 			continue
 		}
 		for i, ev := range evs {
-			if !r.needsSubject(ev) || !r.pattern.Match(ev.Type) {
+			if !r.needsSubject(ev) || !r.accepts(ev) {
 				continue
 			}
 			field := "subject"

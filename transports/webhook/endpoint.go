@@ -34,9 +34,12 @@ type Endpoint struct {
 	// not delivered to it (H6).
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Controls are the endpoint's delivery controls (controls.go).
+	Controls Controls
 
 	version  int64
 	compiled []hub.Pattern
+	cc       compiledControls
 }
 
 // Secret is one signing secret.
@@ -56,6 +59,9 @@ type EndpointSpec struct {
 	Description string
 	// Disabled registers the endpoint without enabling it.
 	Disabled bool
+	// Controls are checked like the rest: a bad filter or a reserved header fails the
+	// registration with InvalidArgument naming the field.
+	Controls Controls
 }
 
 // EndpointUpdate changes the fields that are set (non-nil).
@@ -65,6 +71,8 @@ type EndpointUpdate struct {
 	TenantID    *string
 	Description *string
 	Enabled     *bool
+	// Controls replaces every delivery control at once (nil = unchanged).
+	Controls *Controls
 }
 
 // RotateOptions tunes RotateSecret.
@@ -98,7 +106,7 @@ func (e *Endpoint) matches(ev *cloudevent.Event) bool {
 	}
 	for _, p := range e.compiled {
 		if p.Match(ev.Type) {
-			return true
+			return e.cc.filter.Match(ev) // the CESQL filter last: the dearest check
 		}
 	}
 	return false

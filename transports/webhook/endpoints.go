@@ -22,6 +22,10 @@ func (t *Transport) CreateEndpoint(ctx context.Context, spec EndpointSpec) (*End
 	if err != nil {
 		return nil, err
 	}
+	cc, err := spec.Controls.compile()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := t.guard.CheckURL(ctx, spec.URL); err != nil {
 		return nil, err
 	}
@@ -43,8 +47,10 @@ func (t *Transport) CreateEndpoint(ctx context.Context, spec EndpointSpec) (*End
 		Description: spec.Description,
 		CreatedAt:   now,
 		UpdatedAt:   now,
+		Controls:    spec.Controls,
 		version:     1,
 		compiled:    compiled,
+		cc:          cc,
 	}
 	if err := t.st.insertEndpoint(ctx, e); err != nil {
 		return nil, err
@@ -77,7 +83,17 @@ func (t *Transport) UpdateEndpoint(ctx context.Context, id string, u EndpointUpd
 			return nil, err
 		}
 	}
+	var cc compiledControls
+	if u.Controls != nil {
+		var err error
+		if cc, err = u.Controls.compile(); err != nil {
+			return nil, err
+		}
+	}
 	return t.modify(ctx, id, func(e *Endpoint, _ time.Time) {
+		if u.Controls != nil {
+			e.Controls, e.cc = *u.Controls, cc
+		}
 		if u.URL != nil {
 			e.URL = *u.URL
 		}

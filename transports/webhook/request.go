@@ -28,28 +28,25 @@ type result struct {
 const drainLimit = 64 << 10
 
 // buildRequest builds the POST from the request encoded at fan-out and signs the exact
-// body bytes (H2) with every active secret of ep at now.
+// body bytes (H2) with every active secret of ep at now, in the endpoint's scheme. The
+// endpoint's static headers go in first, so the binding's and the signature's headers
+// are never shadowed (the reserved names are refused at registration anyway); a static
+// User-Agent replaces the transport's.
 func (t *Transport) buildRequest(ctx context.Context, ep *Endpoint, args *deliveryArgs, deliveryID int64, now time.Time) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(args.Body))
 	if err != nil {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
+	ep.Controls.applyHeaders(req.Header) // first: the transport's own headers win
 	for k, v := range args.Header {
 		req.Header[k] = []string{v}
 	}
-	secrets := ep.activeSecrets(now)
-	req.Header.Set(SignatureHeader, Sign(now, args.Body, secrets...))
 	req.Header.Set(IDHeader, args.EventID)
-	if t.cfg.StandardWebhooks {
-		keys := make([][]byte, len(secrets))
-		for i, s := range secrets {
-			keys[i] = StandardKey(string(s))
-		}
-		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(StandardSignatureHeader, SignStandard(args.EventID, now, args.Body, keys...))
-	}
+	ep.Controls.Signature.sign(req.Header, args.EventID, now, args.Body, ep.activeSecrets(now), t.cfg.StandardWebhooks)
 	req.Header.Set(DeliveryHeader, strconv.FormatInt(deliveryID, 10))
-	req.Header.Set("User-Agent", t.cfg.UserAgent)
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", t.cfg.UserAgent)
+	}
 	return req, nil
 }
 

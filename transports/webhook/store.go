@@ -48,13 +48,30 @@ type store struct {
 }
 
 func (s store) migrate(ctx context.Context) error {
-	for _, q := range append(append([]string{}, schemaSQL...), historySQL...) {
+	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
+	for _, q := range qs {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			// Two processes creating the same table at once on PostgreSQL can collide on
 			// the catalog; the second try sees the table.
 			if _, err2 := s.db.ExecContext(ctx, q); err2 != nil {
 				return dbErr("migrate", err)
 			}
+		}
+	}
+	return s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`)
+}
+
+// addColumn adds a column to a table created by an earlier version, once: SQLite has
+// no ADD COLUMN IF NOT EXISTS, so the column is probed first, and a concurrent adder's
+// win (a duplicate-column error) is told apart by probing again.
+func (s store) addColumn(ctx context.Context, table, column, def string) error {
+	probe := `SELECT ` + column + ` FROM ` + table + ` WHERE 1 = 0`
+	if _, err := s.db.ExecContext(ctx, probe); err == nil {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+column+` `+def); err != nil {
+		if _, err2 := s.db.ExecContext(ctx, probe); err2 != nil {
+			return dbErr("migrate: add "+table+"."+column, err)
 		}
 	}
 	return nil
@@ -83,7 +100,7 @@ func dbErr(op string, err error) error {
 	return hub.Errorf(hub.Unavailable, "webhook: %s: %w", op, err)
 }
 
-const endpointCols = `id, url, secrets, patterns, tenant_id, enabled, disabled_reason, description, created_at, updated_at, version`
+const endpointCols = `id, url, secrets, patterns, tenant_id, enabled, disabled_reason, description, created_at, updated_at, version, controls`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -95,12 +112,16 @@ func (s store) scanEndpoint(r scanner, open bool) (*Endpoint, error) {
 	var (
 		e                 Endpoint
 		secrets, patterns string
+		controls          string
 		enabled           int
 		created, updated  int64
 	)
 	if err := r.Scan(&e.ID, &e.URL, &secrets, &patterns, &e.TenantID, &enabled, &e.DisabledReason,
-		&e.Description, &created, &updated, &e.version); err != nil {
+		&e.Description, &created, &updated, &e.version, &controls); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(controls), &e.Controls); err != nil {
+		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: controls: %w", e.ID, err)
 	}
 	if err := json.Unmarshal([]byte(secrets), &e.Secrets); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: secrets: %w", e.ID, err)
@@ -119,6 +140,9 @@ func (s store) scanEndpoint(r scanner, open bool) (*Endpoint, error) {
 	if e.compiled, err = compilePatterns(e.Patterns); err != nil {
 		return nil, err
 	}
+	if e.cc, err = e.Controls.compile(); err != nil {
+		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: stored controls: %w", e.ID, err)
+	}
 	return &e, nil
 }
 
@@ -128,15 +152,16 @@ func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
 		return err
 	}
 	patterns, _ := json.Marshal(e.Patterns)
+	controls, _ := json.Marshal(e.Controls)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr("create endpoint", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
-		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version); err != nil {
+		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version, string(controls)); err != nil {
 		return dbErr("create endpoint", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_breakers
@@ -169,8 +194,19 @@ type endpointQuery struct {
 }
 
 func (s store) listEndpoints(ctx context.Context, eq endpointQuery) ([]*Endpoint, error) {
-	q := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
+	return s.listEndpointsOn(ctx, s.db, eq)
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// listEndpointsOn is listEndpoints through q: a caller's transaction reads them on
+// its own connection (SendTx on SQLite, whose one connection the transaction holds).
+func (s store) listEndpointsOn(ctx context.Context, q querier, eq endpointQuery) ([]*Endpoint, error) {
+	sel := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
+	rows, err := q.QueryContext(ctx, sel+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
 	if err != nil {
 		return nil, dbErr("list endpoints", err)
 	}
@@ -197,11 +233,13 @@ func (s store) saveEndpoint(ctx context.Context, e *Endpoint) (bool, error) {
 		return false, err
 	}
 	patterns, _ := json.Marshal(e.Patterns)
+	controls, _ := json.Marshal(e.Controls)
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $2, secrets = $3, patterns = $4,
-		tenant_id = $5, enabled = $6, disabled_reason = $7, description = $8, updated_at = $9, version = version + 1
+		tenant_id = $5, enabled = $6, disabled_reason = $7, description = $8, updated_at = $9, version = version + 1,
+		controls = $11
 		WHERE id = $1 AND version = $10`,
 		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
-		e.Description, micros(e.UpdatedAt), e.version)
+		e.Description, micros(e.UpdatedAt), e.version, string(controls))
 	if err != nil {
 		return false, dbErr("update endpoint", err)
 	}

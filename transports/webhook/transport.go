@@ -71,6 +71,9 @@ type deliveryArgs struct {
 	TenantID string            `json:"tenant_id,omitempty"`
 	Header   map[string]string `json:"header"`
 	Body     []byte            `json:"body"`
+	// OrderKey is "=<key>" for a delivery to an ordered endpoint, absent otherwise
+	// (ordering.go; the ledger indexes it).
+	OrderKey string `json:"order_key,omitempty"`
 }
 
 func (deliveryArgs) Kind() string { return deliveryKind }
@@ -110,6 +113,11 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	}
 	if err := t.st.migrate(ctx); err != nil {
 		return nil, err
+	}
+	if _, err := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err != nil {
+		if _, err2 := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err2 != nil { // a concurrent creator, as in migrate
+			return nil, dbErr("migrate: ordering index", err)
+		}
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br)
 	if err != nil {
@@ -175,14 +183,29 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
+	params, err := t.fanOut(ctx, eps, batch)
+	if err != nil || len(params) == 0 {
+		return err
+	}
+	if _, err := t.l.InsertMany(ctx, params); err != nil {
+		return insertErr(err)
+	}
+	return nil
+}
+
+// fanOut returns one delivery job per (endpoint, event) of batch whose endpoint is
+// among eps, matches the event, and was registered no later than the event was
+// accepted (H6, see Send). Send and SendTx share it.
+func (t *Transport) fanOut(ctx context.Context, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, error) {
 	var params []river.InsertManyParams
 	for _, ev := range batch {
 		if ev == nil {
-			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
+			return nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
 		var (
 			header map[string]string
 			body   []byte
+			err    error
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
@@ -195,11 +218,12 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			params = append(params, river.InsertManyParams{
-				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body},
+				Args: deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body,
+					OrderKey: orderKeyOf(ep, ev)},
 				InsertOpts: &river.InsertOpts{
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),
@@ -209,16 +233,16 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			})
 		}
 	}
-	if len(params) == 0 {
-		return nil
+	return params, nil
+}
+
+// insertErr classifies a failed insert of deliveries: a classified error as is, any
+// other as Unavailable (the database did not take them).
+func insertErr(err error) error {
+	if hub.Code(err) != hub.Unknown {
+		return err
 	}
-	if _, err := t.l.InsertMany(ctx, params); err != nil {
-		if hub.Code(err) != hub.Unknown {
-			return err
-		}
-		return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
-	}
-	return nil
+	return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 }
 
 // encode lays ev out in the configured CloudEvents HTTP binding mode.

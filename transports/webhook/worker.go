@@ -55,12 +55,24 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	case !ep.Enabled:
 		return t.end(ctx, "endpoint_disabled", hub.Errorf(hub.FailedPrecondition, "webhook: endpoint %s disabled: %s", ep.ID, ep.DisabledReason))
 	}
+	if wait, err := t.orderWait(ctx, ep, job, now); err != nil {
+		return err
+	} else if wait > 0 {
+		t.m.deliveries.WithLabelValues("ordered_wait").Inc()
+		return river.JobSnooze(wait)
+	}
 	wait, err := t.br.admit(ctx, ep.ID, now)
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
 		t.m.deliveries.WithLabelValues("deferred").Inc()
+		return river.JobSnooze(wait)
+	}
+	if wait, err := t.admitRate(ctx, ep, job.Metadata, now); err != nil {
+		return err
+	} else if wait > 0 {
+		t.m.deliveries.WithLabelValues("rate_limited").Inc()
 		return river.JobSnooze(wait)
 	}
 	started := time.Now()
@@ -73,6 +85,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 			// The receiver has it: failing the job now would only send it again.
 			t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
 		}
+		t.nudgeNext(ctx, job)
 		return nil
 	}
 	_ = river.MetadataSet(ctx, metaResponse, r.excerpt)

@@ -135,7 +135,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 	}
 	if cfg.Metrics.Listen != "" {
-		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg), config.TLS{}); err != nil {
+		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.gatherer()), config.TLS{}); err != nil {
 			return a, err
 		}
 	}

@@ -1,0 +1,187 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
+)
+
+// OnDead says what a dead delivery does to the ordered deliveries of its key behind it.
+type OnDead string
+
+const (
+	// OnDeadSkip: a dead delivery no longer blocks its key; the next one goes. The
+	// dead one stays for inspection and resend (a resent one is delivered out of order).
+	OnDeadSkip OnDead = "skip"
+	// OnDeadHold: the key stays blocked until the dead delivery is resent and
+	// delivered (or deleted); nothing of that key overtakes it. The default.
+	OnDeadHold OnDead = "hold"
+)
+
+// Ordering makes an endpoint's deliveries of one ordering key go strictly one after
+// the other, in fan-out order.
+type Ordering struct {
+	// Enabled turns ordering on.
+	Enabled bool `json:"enabled,omitempty"`
+	// Key names what orders: "subject" (the default) or the name of an extension
+	// attribute. Events without a value form one key of their own ("").
+	Key string `json:"key,omitempty"`
+	// OnDead: hold (default) or skip.
+	OnDead OnDead `json:"on_dead,omitempty"`
+}
+
+func (o Ordering) validate() error {
+	if !o.Enabled && (o.Key != "" || o.OnDead != "") {
+		return hub.Errorf(hub.InvalidArgument, "webhook: ordering: key and on_dead need enabled: true")
+	}
+	switch o.OnDead {
+	case "", OnDeadSkip, OnDeadHold:
+	default:
+		return hub.Errorf(hub.InvalidArgument, "webhook: ordering.on_dead %q: skip or hold", o.OnDead)
+	}
+	if o.Key != "" && o.Key != "subject" && !validExtensionName(o.Key) {
+		return hub.Errorf(hub.InvalidArgument, "webhook: ordering.key %q: subject or an extension name (a-z, 0-9, at most 20)", o.Key)
+	}
+	return nil
+}
+
+func validExtensionName(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Ordered delivery rests on the ledger's job ids, which grow in insertion order on both
+// stores (a PostgreSQL sequence, SQLite's rowid), and on a delivery keeping its job,
+// and so its id, through retries, rescues after a crash, and resends. At fan-out a
+// delivery to an ordered endpoint carries its key (deliveryArgs.OrderKey). Before an
+// attempt, the worker looks for an older delivery of the same endpoint and key that is
+// not finished: queued, running, waiting for a retry, deferred by the breaker or the
+// rate limit, or (hold) dead. If there is one, the delivery snoozes (no attempt spent)
+// until about when that one is next due, and looks again. The oldest unfinished
+// delivery of a key is never blocked, so a key always moves unless it is held.
+//
+// The guarantee, precisely: for one endpoint and one key, if the fan-out (Send) of
+// event A committed before the fan-out of event B began, B's first request starts
+// only after A was delivered (2xx) or, with skip, became dead. Events fanned out
+// concurrently (two Sends in flight at once, on any replicas) have no order between
+// them, and get one (the order of their job ids) without overtaking each other. Events
+// of other keys, and other endpoints, are never held up: each key waits on its own.
+// A dead delivery under hold blocks its key until it is resent (it keeps its place:
+// its id) and delivered, or the endpoint is switched to skip. Deliveries fanned out
+// before ordering was turned on carry no key and are not ordered.
+
+// orderPoll bounds how long a blocked delivery sleeps before looking again: the
+// predecessor may finish early (delivered on a retry, resent by an operator).
+// A delivered one also wakes its successor at once (nudgeNext), so the polls matter
+// only when a predecessor ends otherwise (dead under skip, resent under hold).
+const (
+	orderPollMin  = 50 * time.Millisecond
+	orderPollBusy = 200 * time.Millisecond // the predecessor is running or queued
+	orderPollMax  = 5 * time.Second        // waiting on a retry far ahead, or held
+)
+
+// orderKeyOf is the delivery's ordering key for ev at ep, "" when ep is not ordered.
+// It starts with "=" so an event without a value still has a key (its own).
+func orderKeyOf(ep *Endpoint, ev *cloudevent.Event) string {
+	o := ep.Controls.Ordering
+	if !o.Enabled {
+		return ""
+	}
+	if o.Key == "" || o.Key == "subject" {
+		return "=" + ev.Subject
+	}
+	v, ok := ev.Extensions[o.Key]
+	if !ok {
+		return "="
+	}
+	return "=" + fmt.Sprint(v)
+}
+
+// orderIndexSQL indexes the ledger's delivery jobs by (endpoint, key, id) for the
+// predecessor lookup; only ordered deliveries are in it.
+func (t *Transport) orderIndexSQL() string {
+	return `CREATE INDEX IF NOT EXISTS webhook_delivery_order ON ` + t.l.Table("river_job") +
+		` (` + t.argExpr("endpoint_id") + `, ` + t.argExpr("order_key") + `, id) WHERE kind = 'webhook_delivery' AND ` +
+		t.argExpr("order_key") + ` IS NOT NULL`
+}
+
+// argExpr reads one key of a job's args as text, in each backend's JSON syntax (the
+// same expression in the index and the query, so the index serves it).
+func (t *Transport) argExpr(key string) string {
+	if t.l.Backend() == ledger.SQLite {
+		return "json_extract(args, '$." + key + "')"
+	}
+	return "(args->>'" + key + "')"
+}
+
+// orderWait returns how long the delivery must wait for its predecessors, 0 when it
+// is the oldest unfinished one of its key.
+func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[deliveryArgs], now time.Time) (time.Duration, error) {
+	if job.Args.OrderKey == "" {
+		return 0, nil
+	}
+	states := `'available', 'pending', 'running', 'retryable', 'scheduled'`
+	if ep.Controls.Ordering.OnDead != OnDeadSkip {
+		states += `, 'discarded', 'cancelled'`
+	}
+	var prev int64
+	err := t.st.db.QueryRowContext(ctx, `SELECT id FROM `+t.l.Table("river_job")+`
+		WHERE kind = 'webhook_delivery' AND `+t.argExpr("endpoint_id")+` = $1 AND `+t.argExpr("order_key")+` = $2
+		AND id < $3 AND state IN (`+states+`) ORDER BY id LIMIT 1`,
+		job.Args.EndpointID, job.Args.OrderKey, job.ID).Scan(&prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, dbErr("ordering", err)
+	}
+	row, err := t.l.JobGet(ctx, prev)
+	if err != nil {
+		return orderPollBusy, nil //nolint:nilerr // gone since the query (finished, deleted): look again soon
+	}
+	switch row.State {
+	case rivertype.JobStateRetryable, rivertype.JobStateScheduled:
+		return min(orderPollMax, max(orderPollMin, row.ScheduledAt.Sub(now)+orderPollMin)), nil
+	case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
+		return orderPollMax, nil
+	}
+	return orderPollBusy, nil
+}
+
+// nudgeNext wakes the next unfinished delivery of the job's key when it is asleep
+// (snoozed waiting for this one): a key's deliveries then follow each other as fast as
+// the receiver answers, not at the pace of the polls. Best effort: a successor that
+// misses the nudge wakes at its poll.
+func (t *Transport) nudgeNext(ctx context.Context, job *river.Job[deliveryArgs]) {
+	if job.Args.OrderKey == "" {
+		return
+	}
+	var next int64
+	var state string
+	err := t.st.db.QueryRowContext(ctx, `SELECT id, CAST(state AS TEXT) FROM `+t.l.Table("river_job")+`
+		WHERE kind = 'webhook_delivery' AND `+t.argExpr("endpoint_id")+` = $1 AND `+t.argExpr("order_key")+` = $2
+		AND id > $3 AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') ORDER BY id LIMIT 1`,
+		job.Args.EndpointID, job.Args.OrderKey, job.ID).Scan(&next, &state)
+	if err != nil || state != string(rivertype.JobStateScheduled) {
+		return
+	}
+	if _, err := t.l.JobRetry(ctx, next); err != nil {
+		t.log.Debug("webhook: ordered successor not woken", "delivery", next, "err", err)
+	}
+}
