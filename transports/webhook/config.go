@@ -98,6 +98,14 @@ type Config struct {
 	// MaxConnsPerHost bounds idle keep-alive connections per receiver. Default 64.
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 
+	// MaxEndpointsPerEvent caps how many endpoints of its tenant one event may fan
+	// out to; an event over it is refused whole (fanout.go). Default 0 = no cap.
+	MaxEndpointsPerEvent int `yaml:"max_endpoints_per_event"`
+	// MaxQueuedPerEndpoint caps the deliveries waiting for one endpoint (an
+	// endpoint's Controls.MaxQueued overrides it); fan-out past it fails with
+	// ResourceExhausted (fanout.go). Default 0 = no cap.
+	MaxQueuedPerEndpoint int `yaml:"max_queued_per_endpoint"`
+
 	// Allow exempts destinations from the SSRF rules (H4): CIDRs ("10.1.0.0/16"), IPs,
 	// host names or "*.domain". For private deployments and tests; every entry is an
 	// explicit hole, so keep it short. Default none.
@@ -201,6 +209,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("webhook: BreakerPause %s: must be positive", c.BreakerPause)
 	case c.MaxConnsPerHost < 1:
 		return fmt.Errorf("webhook: MaxConnsPerHost %d: at least 1", c.MaxConnsPerHost)
+	case c.MaxEndpointsPerEvent < 0:
+		return fmt.Errorf("webhook: MaxEndpointsPerEvent %d: must not be negative", c.MaxEndpointsPerEvent)
+	case c.MaxQueuedPerEndpoint < 0:
+		return fmt.Errorf("webhook: MaxQueuedPerEndpoint %d: must not be negative", c.MaxQueuedPerEndpoint)
 	}
 	for i, d := range c.RetrySchedule {
 		if d <= 0 {

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"sort"
@@ -53,6 +54,7 @@ const (
 // InvalidArgument naming the field ("filter", "headers[X-Foo]", "signature.scheme").
 func (c *Controls) compile() (compiledControls, error) {
 	var cc compiledControls
+	c.Headers = maps.Clone(c.Headers) // the endpoint's own, not the caller's map
 	f, err := filter.Compile(c.Filter)
 	if err != nil {
 		return cc, hub.Errorf(hub.InvalidArgument, "webhook: filter: %w", err)

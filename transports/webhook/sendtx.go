@@ -43,14 +43,17 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	if err != nil {
 		return err
 	}
-	params, err := t.fanOut(ctx, eps, batch)
-	if err != nil || len(params) == 0 {
+	params, refused, err := t.fanOut(ctx, q, eps, batch)
+	if err != nil {
 		return err
 	}
-	if _, err := t.l.InsertManyTx(ctx, tx, params); err != nil {
-		return insertErr(err)
+	if len(params) > 0 {
+		if _, err := t.l.InsertManyTx(ctx, tx, params); err != nil {
+			return insertErr(err)
+		}
 	}
-	return nil
+	// Over a cap the caller rolls back (see above), so the request is refused whole.
+	return overQueued(refused)
 }
 
 // Ledger returns the ledger the deliveries live in: a caller whose transaction is on

@@ -183,24 +183,36 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
-	params, err := t.fanOut(ctx, eps, batch)
-	if err != nil || len(params) == 0 {
+	params, refused, err := t.fanOut(ctx, t.st.db, eps, batch)
+	if err != nil {
 		return err
 	}
-	if _, err := t.l.InsertMany(ctx, params); err != nil {
-		return insertErr(err)
+	if len(params) > 0 {
+		if _, err := t.l.InsertMany(ctx, params); err != nil {
+			return insertErr(err)
+		}
 	}
-	return nil
+	return overQueued(refused)
 }
 
 // fanOut returns one delivery job per (endpoint, event) of batch whose endpoint is
 // among eps, matches the event, and was registered no later than the event was
-// accepted (H6, see Send). Send and SendTx share it.
-func (t *Transport) fanOut(ctx context.Context, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, error) {
-	var params []river.InsertManyParams
+// accepted (H6, see Send), and, per endpoint at its cap of queued deliveries, how many
+// it refused. It reads the queued counts through q (a caller's transaction in SendTx).
+// Send and SendTx share it.
+func (t *Transport) fanOut(ctx context.Context, q querier, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, map[string]int, error) {
+	room, err := t.room(ctx, q, eps)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		params  []river.InsertManyParams
+		refused map[string]int
+		matched []*Endpoint
+	)
 	for _, ev := range batch {
 		if ev == nil {
-			return nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
+			return nil, nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
 		var (
 			header map[string]string
@@ -209,16 +221,32 @@ func (t *Transport) fanOut(ctx context.Context, eps []*Endpoint, batch []*cloude
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
+		matched = matched[:0]
 		for _, ep := range eps {
 			if known && ledger.Truncate(ep.CreatedAt).After(accepted) {
 				continue // registered after the event was accepted (H6)
 			}
-			if !ep.matches(ev) {
-				continue
+			if ep.matches(ev) {
+				matched = append(matched, ep)
+			}
+		}
+		if err := t.endpointsCap(ev.TenantID(), len(matched)); err != nil {
+			return nil, nil, err // before any insert: the whole batch is the caller's again
+		}
+		for _, ep := range matched {
+			if r, capped := room[ep.ID]; capped {
+				if r == 0 {
+					if refused == nil {
+						refused = map[string]int{}
+					}
+					refused[ep.ID]++
+					continue
+				}
+				room[ep.ID] = r - 1
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			params = append(params, river.InsertManyParams{
@@ -233,7 +261,7 @@ func (t *Transport) fanOut(ctx context.Context, eps []*Endpoint, batch []*cloude
 			})
 		}
 	}
-	return params, nil
+	return params, refused, nil
 }
 
 // insertErr classifies a failed insert of deliveries: a classified error as is, any

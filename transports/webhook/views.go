@@ -24,13 +24,37 @@ type EndpointView struct {
 	Secret         string    `json:"secret,omitempty"` // ViewWithSecret only
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// Controls are the delivery controls, static header values redacted (they are
+	// often credentials: Authorization, API keys); omitted when none is set.
+	Controls *Controls `json:"controls,omitempty"`
+	// Rate is the rate limiter's state, in the admin API's single-endpoint view.
+	Rate *RateState `json:"rate,omitempty"`
 }
+
+// redactedHeader replaces static header values in views.
+const redactedHeader = "[redacted]"
 
 // View returns the endpoint without its secrets.
 func (e *Endpoint) View() EndpointView {
 	return EndpointView{ID: e.ID, URL: e.URL, Types: e.Patterns, Tenant: e.TenantID, Enabled: e.Enabled,
 		DisabledReason: e.DisabledReason, Description: e.Description, Secrets: len(e.Secrets),
-		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+		CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Controls: e.Controls.view()}
+}
+
+// view is c for an operator view: nil when nothing is set, header values redacted.
+func (c Controls) view() *Controls {
+	if c.Filter == "" && len(c.Headers) == 0 && c.Signature == (Signature{}) && c.RateLimit == (RateLimit{}) &&
+		c.Ordering == (Ordering{}) && c.MaxQueued == 0 {
+		return nil
+	}
+	if len(c.Headers) > 0 {
+		h := make(map[string]string, len(c.Headers))
+		for k := range c.Headers {
+			h[k] = redactedHeader
+		}
+		c.Headers = h
+	}
+	return &c
 }
 
 // ViewWithSecret returns the view with the newest signing secret: the answer to a

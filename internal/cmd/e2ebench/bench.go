@@ -47,7 +47,6 @@ type storeResult struct {
 
 // variant is one hub configuration of a store.
 type variant struct {
-	label        string
 	extraIngress string // lines under sources.ingress
 }
 
@@ -137,7 +136,11 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 		if err != nil {
 			return nil, err
 		}
-		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, v.extraIngress, "")
+		extra := v.extraIngress
+		if b.o.ingressCfg != "" {
+			extra += "    " + b.o.ingressCfg + "\n"
+		}
+		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, "")
 		h, err := startHub(ctx, b.o.hubBin, dir, cfg, drop)
 		if err != nil {
 			drop()

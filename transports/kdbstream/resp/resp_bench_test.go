@@ -13,12 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 // The front through go-redis against the same client on the machine's Redis, in one
 // run (internal/cmd/benchtable prints hub vs base_redis). SQLite runs in WAL with
 // synchronous=FULL: every acknowledged XADD is fsynced (Redis here: no AOF). One op is
-// one entry.
+// one entry. base_engine is the engine's Append of the same batches in process.
 
 const benchPipeline = 100
 
@@ -59,6 +60,25 @@ func BenchmarkRESPXAddPipelinedSQLite(b *testing.B) {
 		stream := "bench:" + testenv.Name(b)
 		b.Cleanup(func() { c.Del(context.Background(), stream) })
 		benchXAdd(b, c, stream, nil)
+	})
+	// The engine's own Append of the same 100 XADDs, without the protocol and without
+	// a client in the process: the front's ceiling.
+	b.Run("base_engine", func(b *testing.B) {
+		eng := openSQLite(b)
+		ctx := context.Background()
+		fields := []string{"type", "user.updated", "event_id", "evt_01J0000000000000000000000", "data", `{"id":"u1"}`}
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i += benchPipeline {
+			adds := make([]engine.Add, 0, benchPipeline)
+			for j := i; j < min(i+benchPipeline, b.N); j++ {
+				adds = append(adds, engine.Add{Stream: "bench", Trim: &engine.Trim{Approx: true, MaxLen: 100000, Limit: -1}, Values: fields})
+			}
+			if _, err := eng.Append(ctx, adds); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
 	})
 }
 

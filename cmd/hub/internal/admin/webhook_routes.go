@@ -41,6 +41,10 @@ type endpointBody struct {
 	Secret      string   `json:"secret"`
 	Description *string  `json:"description"`
 	Enabled     *bool    `json:"enabled"`
+	// Controls: filter, headers, signature, rate_limit, ordering, max_queued
+	// (endpoint_controls.go); a bad one is a 400 naming the field (a filter's with its
+	// line:col).
+	Controls *controlsBody `json:"controls"`
 }
 
 // spec is the endpoint a POST registers: every event ("*") unless types say otherwise.
@@ -61,6 +65,7 @@ func (b endpointBody) spec() webhook.EndpointSpec {
 	if len(spec.Patterns) == 0 {
 		spec.Patterns = []string{"*"}
 	}
+	spec.Controls = b.Controls.merge(webhook.Controls{})
 	return spec
 }
 
@@ -112,7 +117,14 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("GET /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
 		e, err := s.ownedEndpoint(r, t)
-		replyView(w, e, err, false)
+		if err != nil || e.Controls.RateLimit.RPS <= 0 {
+			replyView(w, e, err, false)
+			return
+		}
+		v := e.View()
+		rs, err := t.RateState(r.Context(), e.ID)
+		v.Rate = &rs
+		reply(w, v, err)
 	}))
 	mux.HandleFunc("PATCH /endpoints/{id}", s.wh(func(t *webhook.Transport, w http.ResponseWriter, r *http.Request) {
 		var b endpointBody
@@ -132,8 +144,12 @@ func (s *Server) webhookRoutes(mux *http.ServeMux) {
 			s.done(w, r, "endpoint.update", "endpoint/"+id, tenantOf(cur), 0, nil, err)
 			return
 		}
-		e, err := t.UpdateEndpoint(r.Context(), id,
-			webhook.EndpointUpdate{URL: b.URL, Patterns: b.Types, TenantID: b.Tenant, Description: b.Description, Enabled: b.Enabled})
+		u := webhook.EndpointUpdate{URL: b.URL, Patterns: b.Types, TenantID: b.Tenant, Description: b.Description, Enabled: b.Enabled}
+		if b.Controls != nil {
+			c := b.Controls.merge(cur.Controls)
+			u.Controls = &c
+		}
+		e, err := t.UpdateEndpoint(r.Context(), id, u)
 		var v any
 		if err == nil {
 			v = e.View()

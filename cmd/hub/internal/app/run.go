@@ -149,8 +149,16 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 			return a, err
 		}
 	}
+	filtered, err := newSourceFilteredCounter(a.reg)
+	if err != nil {
+		return a, err
+	}
 	for _, s := range p.Sources {
-		if err := s.Module.Start(ctx, a.rt); err != nil {
+		rt, err := a.sourceRuntime(s.Name, cfg.Sources[s.Name].Filter, filtered)
+		if err != nil {
+			return a, fmt.Errorf("sources.%s (%s): filter: %w", s.Name, s.ID, err)
+		}
+		if err := s.Module.Start(ctx, rt); err != nil {
 			return a, fmt.Errorf("sources.%s (%s): start: %w", s.Name, s.ID, err)
 		}
 		a.started = append(a.started, s)
@@ -180,6 +188,7 @@ func (a *App) forward(dest *outbox.Destinations) error {
 			if r.DefaultSubject != "" {
 				ropts = append(ropts, hub.WithDefaultSubject(r.DefaultSubject))
 			}
+			ropts = append(ropts, hub.WithFilter(r.Filter)) // "" is none
 			if err := a.hub.Forward(r.Pattern, t, ropts...); err != nil {
 				return fmt.Errorf("route %q -> %s: %w", r.Pattern, to, err)
 			}

@@ -80,8 +80,12 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 	var epURL, tenant, secret string
 	var types []string
 	var enable, disable bool
+	var ctl controlFlags
 	body := func(cmd *cobra.Command) map[string]any {
 		b := map[string]any{}
+		if c := ctl.body(cmd); len(c) > 0 {
+			b["controls"] = c
+		}
 		if epURL != "" {
 			b["url"] = epURL
 		}
@@ -107,6 +111,7 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 		sc.Flags().StringSliceVar(&types, "types", nil, "event type patterns (default: every event, \"*\")")
 		sc.Flags().StringVar(&tenant, "tenant", "", "deliver only this tenant's events")
 		sc.Flags().StringVar(&secret, "secret", "", "signing secret (default: generated and printed once)")
+		ctl.add(sc)
 	}
 	create := sub("create", "Register an endpoint (it receives events published from now on)",
 		"  hub endpoints create --url https://example.com/hooks --types 'identity.#'", cobra.NoArgs,

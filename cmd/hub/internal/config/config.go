@@ -127,6 +127,10 @@ type Route struct {
 	// is mandatory, and no default_subject of its own) is refused with a 400 naming
 	// /subject and this route.
 	DefaultSubject string `yaml:"default_subject"`
+	// Filter is a CloudEvents SQL expression an event must also satisfy to take this
+	// route (hub.WithFilter): `tenantid = 'acme' AND data.plan = 'pro'`. Checked at
+	// intake, before the event is queued or stored for the route. Default none.
+	Filter string `yaml:"filter"`
 }
 
 // Retry is a route's delivery policy.
@@ -167,7 +171,10 @@ type Metrics struct {
 // decoded strictly by it.
 type Module struct {
 	Type string
-	Node *yaml.Node // the whole mapping, `type` included
+	// Filter is the section's `filter` key: a CESQL expression a source's events must
+	// satisfy to be published (sources only; validate refuses it on a transport).
+	Filter string
+	Node   *yaml.Node // the whole mapping, `type` included
 }
 
 // UnmarshalYAML keeps the node for the module and checks only that `type` is there.
@@ -176,8 +183,11 @@ func (m *Module) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("expected a mapping with a \"type\" key")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "type" {
+		switch n.Content[i].Value {
+		case "type":
 			m.Type = n.Content[i+1].Value
+		case "filter":
+			m.Filter = n.Content[i+1].Value
 		}
 	}
 	if m.Type == "" {
@@ -187,13 +197,13 @@ func (m *Module) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Body returns the module's mapping without the `type` key, for strict decoding into
-// the module's config struct.
+// Body returns the module's mapping without the `type` and `filter` keys (the app's,
+// not the module's), for strict decoding into the module's config struct.
 func (m Module) Body() *yaml.Node {
 	c := *m.Node
 	c.Content = nil
 	for i := 0; i+1 < len(m.Node.Content); i += 2 {
-		if m.Node.Content[i].Value != "type" {
+		if k := m.Node.Content[i].Value; k != "type" && k != "filter" {
 			c.Content = append(c.Content, m.Node.Content[i], m.Node.Content[i+1])
 		}
 	}

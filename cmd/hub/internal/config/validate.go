@@ -38,6 +38,8 @@ func (f *File) validate() Problems {
 		{"resp", c.validateRESP()},
 		{"schemas", c.Schemas.validate()},
 		{"routes", c.validateRoutes()},
+		{"sources", c.validateSourceFilters()},
+		{"transports", c.validateTransportFilters()},
 		{"failures", c.validateFailures()},
 	} {
 		ps = append(ps, f.ProblemsAt(s.path, "", s.err)...)
@@ -240,6 +242,7 @@ func (c *Config) validateRoute(p string, r Route) error {
 		errs = append(errs, Field(p+".default_subject", "must not start or end with spaces"))
 	}
 	errs = append(errs, r.Retry.validate(p+".retry."))
+	errs = append(errs, CheckFilter(p+".filter", r.Filter))
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// controlFlags are the delivery-control flags of `hub endpoints create` and `update`.
+// Each flag given sets its control (members of the body's "controls"); on update, the
+// controls not named stay as they are.
+type controlFlags struct {
+	filter, sigScheme, sigHeader, orderKey, onDead string
+	headers                                        []string
+	rps                                            float64
+	burst, maxQueued                               int
+	ordered                                        bool
+}
+
+func (f *controlFlags) add(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&f.filter, "filter", "", "CESQL filter events must satisfy, e.g. \"data.plan = 'pro'\" (\"\" removes it)")
+	fl.StringArrayVar(&f.headers, "header", nil, "static request header Name=value (repeatable; --header '' removes them all)")
+	fl.StringVar(&f.sigScheme, "signature-scheme", "", "signing scheme: eventhub, standard or stripe")
+	fl.StringVar(&f.sigHeader, "signature-header", "", "signature header name (eventhub and stripe schemes)")
+	fl.Float64Var(&f.rps, "rate", 0, "rate limit, requests per second across replicas (0: none)")
+	fl.IntVar(&f.burst, "burst", 0, "requests allowed at once under --rate (default 1)")
+	fl.BoolVar(&f.ordered, "ordered", false, "deliver one key at a time, in order (--ordered=false turns it off)")
+	fl.StringVar(&f.orderKey, "order-key", "", "ordering key: subject (default) or an extension name")
+	fl.StringVar(&f.onDead, "on-dead", "", "a dead delivery of an ordered key: hold (default) or skip")
+	fl.IntVar(&f.maxQueued, "max-queued", 0, "cap on deliveries waiting for this endpoint (0: the transport's)")
+}
+
+// body is the "controls" member for the flags the command was given.
+func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
+	b := map[string]any{}
+	changed := cmd.Flags().Changed
+	if changed("filter") {
+		b["filter"] = f.filter
+	}
+	if changed("header") {
+		h := map[string]string{}
+		for _, kv := range f.headers {
+			if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+				h[k] = v
+			} else if kv != "" {
+				h[kv] = "" // the server refuses it with a clear message
+			}
+		}
+		b["headers"] = h
+	}
+	if changed("signature-scheme") || changed("signature-header") {
+		b["signature"] = map[string]string{"scheme": f.sigScheme, "header": f.sigHeader}
+	}
+	if changed("rate") || changed("burst") {
+		b["rate_limit"] = map[string]any{"rps": f.rps, "burst": f.burst}
+	}
+	if changed("ordered") || changed("order-key") || changed("on-dead") {
+		b["ordering"] = map[string]any{"enabled": f.ordered || changed("order-key") || changed("on-dead"), "key": f.orderKey, "on_dead": f.onDead}
+	}
+	if changed("max-queued") {
+		b["max_queued"] = f.maxQueued
+	}
+	return b
+}

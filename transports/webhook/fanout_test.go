@@ -1,0 +1,68 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
+)
+
+// TestDC_FanOutLimits: an endpoint at its cap of queued deliveries refuses more with
+// ResourceExhausted while the other endpoints still get theirs, and a later Send of
+// the same event adds only what is missing; an event matching more endpoints than the
+// per-event cap is refused whole.
+func TestDC_FanOutLimits(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		cfg := testConfig()
+		cfg.MaxEndpointsPerEvent = 2
+		tb := setupWith(t, b, cfg, ledger.Config{}, false) // not started: deliveries stay queued
+		capped, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: tb.recv.url("/capped"), Patterns: []string{"user.*"},
+			Controls: Controls{MaxQueued: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		free := tb.endpoint(t, "/free", "user.*")
+
+		var third *cloudevent.Event
+		for i := range 3 {
+			ev := newEvent(t, "user.created")
+			err := tb.tr.Send(tb.ctx, []*cloudevent.Event{ev})
+			if i < 2 && err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if i == 2 {
+				third = ev
+				if hub.Code(err) != hub.ResourceExhausted || !strings.Contains(err.Error(), capped.ID) {
+					t.Fatalf("third event: got %v, want ResourceExhausted naming %s", err, capped.ID)
+				}
+			}
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{EndpointID: free.ID})); n != 3 {
+			t.Fatalf("uncapped endpoint has %d deliveries, want 3", n)
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{EndpointID: capped.ID})); n != 2 {
+			t.Fatalf("capped endpoint has %d deliveries, want 2", n)
+		}
+		// Sending the third again (the caller's retry) still finds the cap, and adds
+		// nothing twice to the uncapped endpoint.
+		if err := tb.tr.Send(tb.ctx, []*cloudevent.Event{third}); hub.Code(err) != hub.ResourceExhausted {
+			t.Fatalf("retry: %v", err)
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{EndpointID: free.ID})); n != 3 {
+			t.Fatalf("uncapped endpoint has %d deliveries after the retry, want 3", n)
+		}
+
+		tb.endpoint(t, "/third", "user.*")
+		err = tb.tr.Send(tb.ctx, []*cloudevent.Event{newEvent(t, "user.deleted")})
+		if hub.Code(err) != hub.ResourceExhausted || !strings.Contains(err.Error(), "MaxEndpointsPerEvent") {
+			t.Fatalf("three endpoints over a cap of two: got %v", err)
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{EndpointID: free.ID})); n != 3 {
+			t.Fatalf("a refused event queued deliveries: %d", n)
+		}
+	})
+}
