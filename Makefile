@@ -17,8 +17,9 @@ FUZZTIME  ?= 30s
 run:
 	$(GO) run ./cmd/hub run
 
-## test: lint, then every test with -race against the real services, then the fault tests
-test: lint test-unit test-fault
+## test: lint, then every test with -race against the real services, then the fault tests,
+## then the multi-replica test
+test: lint test-unit test-fault test-ha
 
 test-unit:
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
