@@ -37,6 +37,9 @@ type Controls struct {
 	// dead); an event that would exceed it is refused at fan-out with
 	// ResourceExhausted (fanout.go). 0 = the transport's Config.MaxQueuedPerEndpoint.
 	MaxQueued int `json:"max_queued,omitempty"`
+	// Proxy sends this endpoint's deliveries through an HTTP CONNECT proxy
+	// (http://[user:pass@]host:port), overriding Config.Proxy (proxy.go).
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // compiledControls is what a Controls compiles to, kept beside the endpoint.
@@ -71,6 +74,11 @@ func (c *Controls) compile() (compiledControls, error) {
 	}
 	if err := c.Ordering.validate(); err != nil {
 		return cc, err
+	}
+	if c.Proxy != "" {
+		if _, err := checkProxyURL(c.Proxy); err != nil {
+			return cc, hub.Wrap(hub.InvalidArgument, err)
+		}
 	}
 	if c.MaxQueued < 0 {
 		return cc, hub.Errorf(hub.InvalidArgument, "webhook: max_queued %d: must not be negative", c.MaxQueued)

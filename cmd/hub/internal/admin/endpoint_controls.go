@@ -12,6 +12,7 @@ type controlsBody struct {
 	RateLimit *webhook.RateLimit `json:"rate_limit"`
 	Ordering  *webhook.Ordering  `json:"ordering"`
 	MaxQueued *int               `json:"max_queued"`
+	Proxy     *string            `json:"proxy"`
 }
 
 // merge returns cur with the members of b that are set.
@@ -36,6 +37,9 @@ func (b *controlsBody) merge(cur webhook.Controls) webhook.Controls {
 	}
 	if b.MaxQueued != nil {
 		cur.MaxQueued = *b.MaxQueued
+	}
+	if b.Proxy != nil {
+		cur.Proxy = *b.Proxy
 	}
 	return cur
 }

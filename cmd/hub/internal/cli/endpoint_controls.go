@@ -10,11 +10,11 @@ import (
 // Each flag given sets its control (members of the body's "controls"); on update, the
 // controls not named stay as they are.
 type controlFlags struct {
-	filter, sigScheme, sigHeader, orderKey, onDead string
-	headers                                        []string
-	rps                                            float64
-	burst, maxQueued                               int
-	ordered                                        bool
+	filter, sigScheme, sigHeader, orderKey, onDead, proxy string
+	headers                                               []string
+	rps                                                   float64
+	burst, maxQueued                                      int
+	ordered                                               bool
 }
 
 func (f *controlFlags) add(c *cobra.Command) {
@@ -28,6 +28,7 @@ func (f *controlFlags) add(c *cobra.Command) {
 	fl.BoolVar(&f.ordered, "ordered", false, "deliver one key at a time, in order (--ordered=false turns it off)")
 	fl.StringVar(&f.orderKey, "order-key", "", "ordering key: subject (default) or an extension name")
 	fl.StringVar(&f.onDead, "on-dead", "", "a dead delivery of an ordered key: hold (default) or skip")
+	fl.StringVar(&f.proxy, "proxy", "", "HTTP CONNECT proxy for this endpoint, http://host:port (\"\" : the transport's)")
 	fl.IntVar(&f.maxQueued, "max-queued", 0, "cap on deliveries waiting for this endpoint (0: the transport's)")
 }
 
@@ -57,6 +58,9 @@ func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
 	}
 	if changed("ordered") || changed("order-key") || changed("on-dead") {
 		b["ordering"] = map[string]any{"enabled": f.ordered || changed("order-key") || changed("on-dead"), "key": f.orderKey, "on_dead": f.onDead}
+	}
+	if changed("proxy") {
+		b["proxy"] = f.proxy
 	}
 	if changed("max-queued") {
 		b["max_queued"] = f.maxQueued
