@@ -93,7 +93,7 @@ func validExtensionName(s string) bool {
 const (
 	orderPollMin  = 50 * time.Millisecond
 	orderPollBusy = 50 * time.Millisecond // the predecessor is running or queued
-	orderPollMax  = 5 * time.Second        // waiting on a retry far ahead, or held
+	orderPollMax  = 5 * time.Second       // waiting on a retry far ahead, or held
 )
 
 // orderKeyOf is the delivery's ordering key for ev at ep, "" when ep is not ordered.
