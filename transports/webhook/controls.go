@@ -40,6 +40,8 @@ type Controls struct {
 	// Proxy sends this endpoint's deliveries through an HTTP CONNECT proxy
 	// (http://[user:pass@]host:port), overriding Config.Proxy (proxy.go).
 	Proxy string `json:"proxy,omitempty"`
+	// TLS is the endpoint's client certificate, CA bundle and minimum version (tls.go).
+	TLS TLS `json:"tls,omitzero"`
 }
 
 // compiledControls is what a Controls compiles to, kept beside the endpoint.
@@ -79,6 +81,9 @@ func (c *Controls) compile() (compiledControls, error) {
 		if _, err := checkProxyURL(c.Proxy); err != nil {
 			return cc, hub.Wrap(hub.InvalidArgument, err)
 		}
+	}
+	if err := c.TLS.validate(); err != nil {
+		return cc, err
 	}
 	if c.MaxQueued < 0 {
 		return cc, hub.Errorf(hub.InvalidArgument, "webhook: max_queued %d: must not be negative", c.MaxQueued)

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/netip"
@@ -99,7 +100,8 @@ func (g *guard) control(host string) func(network, address string, c syscall.Raw
 //
 // With proxy set, every connection is a CONNECT tunnel through it (proxy.go), to an
 // address vetted here first.
-func newHTTPClient(g *guard, maxConnsPerHost int, proxy *url.URL) *http.Client {
+// tlsConf, when set, is the endpoint's TLS (client certificate, CAs, minimum version).
+func newHTTPClient(g *guard, maxConnsPerHost int, proxy *url.URL, tlsConf ...*tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	dial := g.dialContext(d)
 	if proxy != nil {
@@ -116,6 +118,9 @@ func newHTTPClient(g *guard, maxConnsPerHost int, proxy *url.URL) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 0, // bounded by the attempt context
+	}
+	if len(tlsConf) > 0 && tlsConf[0] != nil {
+		tr.TLSClientConfig = tlsConf[0]
 	}
 	return &http.Client{
 		Transport: tr,

@@ -113,36 +113,48 @@ func connectVia(ctx context.Context, d *net.Dialer, network, proxyAddr, auth, ta
 	return conn, nil
 }
 
-// clients holds one HTTP client per egress proxy (endpoints may name their own).
+// clients holds one HTTP client per egress proxy and TLS setting (endpoints may have
+// their own of either).
 type clients struct {
 	g               *guard
 	maxConnsPerHost int
 	direct          *http.Client // Config.Proxy's, or no proxy
+	proxy           *url.URL     // Config.Proxy, for endpoints with their own TLS
 
 	mu      sync.Mutex
 	proxied map[string]*http.Client
 }
 
-// forEndpoint returns the client of ep's proxy (its own, else the transport's).
+// forEndpoint returns the client of ep's proxy (its own, else the transport's) and TLS
+// settings, built once per distinct pair.
 func (c *clients) forEndpoint(ep *Endpoint) (*http.Client, error) {
-	raw := ep.Controls.Proxy
-	if raw == "" {
+	ctl := ep.Controls
+	if ctl.Proxy == "" && ctl.TLS.isZero() {
 		return c.direct, nil
 	}
+	key := ctl.Proxy + "|" + ctl.TLS.fingerprint()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cl, ok := c.proxied[raw]; ok {
+	if cl, ok := c.proxied[key]; ok {
 		return cl, nil
 	}
-	u, err := checkProxyURL(raw)
+	proxy := c.proxy
+	if ctl.Proxy != "" {
+		u, err := checkProxyURL(ctl.Proxy)
+		if err != nil {
+			return nil, hub.Wrap(hub.InvalidArgument, err)
+		}
+		proxy = u
+	}
+	tc, err := ctl.TLS.config()
 	if err != nil {
-		return nil, hub.Wrap(hub.InvalidArgument, err)
+		return nil, err
 	}
 	if c.proxied == nil {
 		c.proxied = map[string]*http.Client{}
 	}
-	cl := newHTTPClient(c.g, c.maxConnsPerHost, u)
-	c.proxied[raw] = cl
+	cl := newHTTPClient(c.g, c.maxConnsPerHost, proxy, tc)
+	c.proxied[key] = cl
 	return cl, nil
 }
 

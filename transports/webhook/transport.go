@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		l:       l,
 		st:      store{db: l.DB(), ring: cfg.Keyring},
 		guard:   g,
-		client:  &clients{g: g, maxConnsPerHost: cfg.MaxConnsPerHost, direct: newHTTPClient(g, cfg.MaxConnsPerHost, cfg.proxyURL())},
+		client:  &clients{g: g, maxConnsPerHost: cfg.MaxConnsPerHost, proxy: cfg.proxyURL(), direct: newHTTPClient(g, cfg.MaxConnsPerHost, cfg.proxyURL())},
 		policy:  retryPolicy{schedule: cfg.RetrySchedule, jitter: cfg.Jitter, maxRetryAfter: cfg.MaxRetryAfter},
 		log:     cfg.Logger.With("transport", cfg.Name),
 		unique:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},

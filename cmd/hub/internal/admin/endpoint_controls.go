@@ -13,6 +13,7 @@ type controlsBody struct {
 	Ordering  *webhook.Ordering  `json:"ordering"`
 	MaxQueued *int               `json:"max_queued"`
 	Proxy     *string            `json:"proxy"`
+	TLS       *webhook.TLS       `json:"tls"`
 }
 
 // merge returns cur with the members of b that are set.
@@ -40,6 +41,9 @@ func (b *controlsBody) merge(cur webhook.Controls) webhook.Controls {
 	}
 	if b.Proxy != nil {
 		cur.Proxy = *b.Proxy
+	}
+	if b.TLS != nil {
+		cur.TLS = *b.TLS
 	}
 	return cur
 }

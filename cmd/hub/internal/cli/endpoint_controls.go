@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 // controls not named stay as they are.
 type controlFlags struct {
 	filter, sigScheme, sigHeader, orderKey, onDead, proxy string
+	tlsCert, tlsKey, tlsCA, tlsMin                        string
 	headers                                               []string
 	rps                                                   float64
 	burst, maxQueued                                      int
@@ -29,13 +31,31 @@ func (f *controlFlags) add(c *cobra.Command) {
 	fl.StringVar(&f.orderKey, "order-key", "", "ordering key: subject (default) or an extension name")
 	fl.StringVar(&f.onDead, "on-dead", "", "a dead delivery of an ordered key: hold (default) or skip")
 	fl.StringVar(&f.proxy, "proxy", "", "HTTP CONNECT proxy for this endpoint, http://host:port (\"\" : the transport's)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM file of the client certificate (mTLS)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM file of its private key (stored encrypted)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CAs trusted for the receiver")
+	fl.StringVar(&f.tlsMin, "tls-min-version", "", "lowest TLS version: 1.2 (default) or 1.3")
 	fl.IntVar(&f.maxQueued, "max-queued", 0, "cap on deliveries waiting for this endpoint (0: the transport's)")
 }
 
 // body is the "controls" member for the flags the command was given.
-func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
+func (f *controlFlags) body(cmd *cobra.Command) (map[string]any, error) {
 	b := map[string]any{}
 	changed := cmd.Flags().Changed
+	if changed("tls-cert") || changed("tls-key") || changed("tls-ca") || changed("tls-min-version") {
+		t := map[string]string{"min_version": f.tlsMin}
+		for name, path := range map[string]string{"client_cert": f.tlsCert, "client_key": f.tlsKey, "ca": f.tlsCA} {
+			if path == "" {
+				continue
+			}
+			pemText, err := os.ReadFile(path)
+			if err != nil {
+				return nil, exitf(ExitUsage, "%v", err)
+			}
+			t[name] = string(pemText)
+		}
+		b["tls"] = t
+	}
 	if changed("filter") {
 		b["filter"] = f.filter
 	}
@@ -65,5 +85,5 @@ func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
 	if changed("max-queued") {
 		b["max_queued"] = f.maxQueued
 	}
-	return b
+	return b, nil
 }
