@@ -11,7 +11,7 @@ GOLANGCI  ?= $(shell v=$$(golangci-lint --version 2>/dev/null | grep -o 'version
 	else echo "$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)"; fi)
 FUZZTIME  ?= 30s
 
-.PHONY: run test test-unit test-fault lint bench fuzz
+.PHONY: run test test-unit test-fault lint bench bench-e2e fuzz
 
 ## run: start the hub on its embedded default (one SQLite file under ./data, no external service)
 run:
@@ -28,6 +28,28 @@ test-unit:
 ## tests that only touch servers they start themselves (Redis) stay in the main suite.
 test-fault:
 	$(GO) test -race -count=1 -timeout 8m -tags fault -run '^TestFault' ./transports/rabbitmq/
+
+## test-ha: the multi-replica fault test (build tag `ha`): three hub binaries on one
+## PostgreSQL schema, one Redis group and one RabbitMQ queue, one killed with SIGKILL and one
+## stopped with SIGTERM mid-flow. It only touches its own schema, keys, exchange and queue and
+## only kills the processes it started, so it disturbs no shared service; it has its own CI
+## step because it runs for a minute or more and prints its accounting table (-v).
+.PHONY: test-ha
+test-ha:
+	$(GO) vet -tags ha ./cmd/hub/hatest/
+	$(GO) test -count=1 -timeout 15m -tags ha -v -run '^TestHA_' ./cmd/hub/hatest/
+
+## bench-ha: events per second through 1, 2 and 3 hub replicas on one PostgreSQL schema
+## (ingress -> outbox -> Redis, webhook deliveries, kdbstream appends), as ratios to one
+## replica; docs/scaling.md has the figures and the capacity model built on them.
+HA_BENCHTIME ?= 1000x
+HA_BENCHCOUNT ?= 3
+.PHONY: bench-ha
+bench-ha:
+	@mkdir -p .bench
+	$(GO) test -p 1 -tags ha -run '^$$' -bench 'BenchmarkHA_' -benchtime $(HA_BENCHTIME) -count $(HA_BENCHCOUNT) -timeout 60m ./cmd/hub/hatest/ | grep -v '^{' | tee .bench/ha-raw.txt
+	@echo
+	@$(GO) run ./internal/cmd/benchtable < .bench/ha-raw.txt | tee .bench/ha-table.txt
 
 ## lint: go vet, gofmt, then golangci-lint with .golangci.yaml (errcheck, staticcheck,
 ## unused, misspell, errorlint, depguard's layering rules, ...)
@@ -53,3 +75,10 @@ fuzz:
 	    echo "== $$dir $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$dir; \
 	  done; \
 	done
+
+## bench-e2e: the hub binary end to end (ingress -> webhook receiver on loopback) on
+## PostgreSQL and the embedded SQLite default, beside a raw signed-POST loop; a few
+## minutes. E2EFLAGS passes flags (e.g. E2EFLAGS='-events 5000 -runs 10').
+E2EFLAGS ?=
+bench-e2e:
+	$(GO) run ./internal/cmd/e2ebench $(E2EFLAGS)

@@ -32,10 +32,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			PRIMARY KEY (tenant, event_id))` + extra,
 		`CREATE INDEX IF NOT EXISTS ` + s.cfg.Table + `_expires ON ` + s.table + ` (expires_at)`,
 	}
-	for _, q := range stmts {
-		if _, err := s.exec(ctx, nil, q); err != nil {
-			return hub.Errorf(hub.Unavailable, "dedupe: create %s: %w", s.cfg.Table, err)
-		}
+	if err := s.l.CreateTables(ctx, stmts...); err != nil {
+		return hub.Errorf(hub.Unavailable, "dedupe: create %s: %w", s.cfg.Table, err)
 	}
 	return nil
 }
@@ -181,28 +179,21 @@ func (s *Store) exec(ctx context.Context, tx any, q string, args ...any) (int64,
 }
 
 // inTx runs f in a transaction of the ledger's database, of the type the ledger's
-// EnqueueTx takes on this backend, and commits it when f succeeds.
+// EnqueueTx takes on this backend, and commits it when f succeeds (the ledger's InTx);
+// f's own error comes back as is, a failed begin or commit classified.
 func (s *Store) inTx(ctx context.Context, f func(tx any) error) error {
-	if s.backend == ledger.Postgres {
-		tx, err := s.l.Pool().Begin(ctx)
-		if err != nil {
-			return classify("begin", err)
-		}
-		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	failed := false
+	err := s.l.InTx(ctx, func(tx any) error {
 		if err := f(tx); err != nil {
+			failed = true
 			return err
 		}
-		return classify("commit", tx.Commit(ctx))
-	}
-	tx, err := s.l.DB().BeginTx(ctx, nil)
-	if err != nil {
-		return classify("begin", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := f(tx); err != nil {
+		return nil
+	})
+	if failed {
 		return err
 	}
-	return classify("commit", tx.Commit())
+	return classify("commit", err)
 }
 
 func columns(keys []hub.EventKey, idx []int) (tenants, ids []string, digests [][]byte) {

@@ -1,5 +1,7 @@
 package ledger
 
+import "context"
+
 // Test hooks for package ledger_test.
 
 // PresencePID is the PostgreSQL server process holding l's presence lock (0 when none),
@@ -26,3 +28,6 @@ func DropPresence(l *Ledger) {
 		l.work.pres.release()
 	}
 }
+
+// CleanRetained runs one pass of the per-queue retention now.
+func (l *Ledger) CleanRetained(ctx context.Context) (int, error) { return l.cleanRetained(ctx) }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,9 +38,10 @@ type Ledger struct {
 
 	mu       sync.Mutex
 	queues   map[string]river.QueueConfig
-	started  bool               // between Start and Stop
-	work     *incarnation       // the working client; nil when not started or fenced
-	loopStop context.CancelFunc // stops the maintenance loop (sweeps, fencing)
+	retain   map[string]time.Duration // queue -> completed retention (retention.go)
+	started  bool                     // between Start and Stop
+	work     *incarnation             // the working client; nil when not started or fenced
+	loopStop context.CancelFunc       // stops the maintenance loop (sweeps, fencing)
 	loopDone chan struct{}
 	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
 	closed   bool

@@ -130,6 +130,8 @@ func (l *Ledger) maintain(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	lease := time.NewTicker(l.cfg.RescueInterval)
 	defer lease.Stop()
+	retention := time.NewTicker(retentionInterval)
+	defer retention.Stop()
 	var presenceTick <-chan time.Time
 	st := &presenceState{goneSince: map[string]time.Time{}}
 	if l.presence != nil {
@@ -151,6 +153,8 @@ func (l *Ledger) maintain(ctx context.Context, done chan<- struct{}) {
 			case n > 0:
 				l.cfg.Logger.InfoContext(ctx, "ledger: rescued jobs past their lease", slog.Int("jobs", n))
 			}
+		case <-retention.C:
+			l.runRetention(ctx)
 		case <-presenceTick:
 			l.rejoin(ctx)
 			l.runPresenceSweep(ctx, st)

@@ -83,7 +83,7 @@ func openSQLiteDB(ctx context.Context, path string, busy time.Duration) (*sql.DB
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open(stmtCacheDriverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "ledger: open sqlite %s: %w", path, err)
 	}

@@ -33,6 +33,12 @@ const (
 	// ten minutes however long it was down.
 	DefaultBackoffMax = 10 * time.Minute
 
+	// DefaultCompletedRetention is how long a relayed row is kept: long enough to look
+	// at what just went out, short enough that the rows (one per event and relayed
+	// destination) never crowd the ledger's hot table. The ledger's own retention (an
+	// hour by default) keeps the webhook deliveries, the history the console lists.
+	DefaultCompletedRetention = time.Minute
+
 	// DefaultJitter spreads each wait by ±20 %, so rows that failed together (a broker
 	// outage) do not all retry in the same instant when it returns.
 	DefaultJitter = 0.2
@@ -56,6 +62,15 @@ type Config struct {
 	// Jitter is the random spread of each wait, 0 to 1 (0.2 = ±20 %). Default
 	// DefaultJitter; a negative value disables it.
 	Jitter float64 `yaml:"jitter"`
+	// RelayAll writes an outbox row for every destination, as before destinations in
+	// the ledger's database were written directly (direct.go). Default false: a
+	// destination that implements TxSender on this outbox's ledger gets its own
+	// records (webhook deliveries) in the enqueue's transaction, with no row to relay.
+	RelayAll bool `yaml:"relay_all"`
+	// CompletedRetention is how long relayed rows are kept (ledger.RetainCompleted on
+	// Queue); -1 leaves them to the ledger's completed_retention. Dead rows keep the
+	// ledger's discarded_retention, for resend. Default DefaultCompletedRetention.
+	CompletedRetention time.Duration `yaml:"completed_retention"`
 }
 
 func (c *Config) setDefaults() {
@@ -76,6 +91,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Jitter == 0 {
 		c.Jitter = DefaultJitter
+	}
+	if c.CompletedRetention == 0 {
+		c.CompletedRetention = DefaultCompletedRetention
 	}
 	if c.Jitter < 0 {
 		c.Jitter = 0
@@ -113,6 +131,9 @@ func (c *Config) Validate() error {
 		if d <= 0 {
 			bad("Schedule[%d] %s: must be positive", i, d)
 		}
+	}
+	if c.CompletedRetention != -1 && c.CompletedRetention < time.Second {
+		bad("CompletedRetention %s: at least 1s, or -1 for the ledger's", c.CompletedRetention)
 	}
 	return errors.Join(errs...)
 }

@@ -24,8 +24,9 @@ func MapLookup(m map[string]hub.Transport) Lookup {
 // Outbox stores events as River jobs (the rows) and, when given transports, relays
 // them. It implements hub.Outbox.
 type Outbox struct {
-	l   *ledger.Ledger
-	cfg Config
+	l      *ledger.Ledger
+	cfg    Config
+	lookup Lookup // nil: only rows (the process relays nothing)
 }
 
 // New returns an Outbox on l. With a non-nil lookup it also registers the relay: the
@@ -39,7 +40,12 @@ func New(l *ledger.Ledger, cfg Config, lookup Lookup) (*Outbox, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, hub.Wrap(hub.InvalidArgument, err)
 	}
-	o := &Outbox{l: l, cfg: cfg}
+	o := &Outbox{l: l, cfg: cfg, lookup: lookup}
+	if cfg.CompletedRetention > 0 {
+		if err := l.RetainCompleted(cfg.Queue, cfg.CompletedRetention); err != nil {
+			return nil, hub.Wrap(hub.InvalidArgument, err)
+		}
+	}
 	if lookup != nil {
 		if err := river.AddWorkerSafely(l.Workers(), &relay{cfg: &o.cfg, lookup: lookup}); err != nil {
 			return nil, hub.Wrap(hub.AlreadyExists, err)
@@ -52,29 +58,35 @@ func New(l *ledger.Ledger, cfg Config, lookup Lookup) (*Outbox, error) {
 }
 
 // Enqueue stores the rows in a transaction of their own and returns once they are
-// committed (O1). An error means nothing was stored.
+// committed (O1). An error means nothing was stored. Destinations in the ledger's
+// database get their records in the same transaction instead of a row (direct.go).
 func (o *Outbox) Enqueue(ctx context.Context, items []hub.OutboxItem) error {
 	if len(items) == 0 {
 		return nil
 	}
-	params, err := o.insertParams(items)
-	if err != nil {
-		return err
+	if _, err := o.insertParams(items); err != nil {
+		return err // checked before any transaction begins
 	}
-	_, err = o.l.InsertMany(ctx, params)
-	return classify("outbox: enqueue", err)
+	return classify("outbox: enqueue", o.l.InTx(ctx, func(tx any) error {
+		return o.EnqueueTx(ctx, tx, items)
+	}))
 }
 
 // EnqueueTx stores the rows in the caller's transaction (O4): they are relayed only if
 // it commits, and never if it rolls back. tx is a pgx.Tx or *sql.Tx (see
 // ledger for which fits which backend). An error means the rows could not be
 // written; the caller must fail (roll back) its operation (O1). On PostgreSQL a failed
-// statement also aborts the caller's transaction.
+// statement also aborts the caller's transaction. Destinations in the ledger's
+// database get their records in tx instead of a row (direct.go).
 func (o *Outbox) EnqueueTx(ctx context.Context, tx any, items []hub.OutboxItem) error {
 	if len(items) == 0 {
 		return nil
 	}
-	params, err := o.insertParams(items)
+	rows, err := o.sendDirect(ctx, tx, items)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	params, err := o.insertParams(rows)
 	if err != nil {
 		return err
 	}

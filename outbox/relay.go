@@ -43,7 +43,9 @@ func (r *relay) Work(ctx context.Context, job *river.Job[rowArgs]) error {
 	// The row was written when the event was published (inside the caller's
 	// transaction): that is when the hub accepted it, however late the relay works it.
 	// Transports that pick recipients at delivery time use it (webhook, H6).
-	err = t.Send(hub.WithAcceptedAt(ctx, job.CreatedAt), []*cloudevent.Event{ev})
+	err = hub.TraceAttempt(ctx, job.Args.Destination, ev, job.Attempt, func(ctx context.Context) error {
+		return t.Send(hub.WithAcceptedAt(ctx, job.CreatedAt), []*cloudevent.Event{ev})
+	})
 	if err == nil {
 		return nil
 	}

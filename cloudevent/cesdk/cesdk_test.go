@@ -1,4 +1,4 @@
-package cesdk
+package cesdk_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koder/eventhub/cloudevent/cesdk"
 
 	ce "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
@@ -25,11 +27,11 @@ func TestCE_SDKConversionRoundTrip(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		ev := genEvent(t)
-		sdk, err := ToSDK(ev)
+		sdk, err := cesdk.ToSDK(ev)
 		if err != nil {
 			t.Fatalf("ToSDK: %v", err)
 		}
-		back, err := FromSDK(sdk)
+		back, err := cesdk.FromSDK(sdk)
 		if err != nil {
 			t.Fatalf("FromSDK: %v", err)
 		}
@@ -54,7 +56,7 @@ func blank(s string) bool { return strings.TrimSpace(s) == "" }
 func TestCE_SDKConversionTypes(t *testing.T) {
 	t.Parallel()
 	ev := transporttest.FullEvent()
-	sdk, err := ToSDK(ev)
+	sdk, err := cesdk.ToSDK(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestCE_SDKConversionTypes(t *testing.T) {
 		t.Fatalf("home: %#v, want the text verbatim", home)
 	}
 	ev.SetExtension("home", cloudevent.URI("https://example.com/x?q=1"))
-	if sdk, err = ToSDK(ev); err != nil {
+	if sdk, err = cesdk.ToSDK(ev); err != nil {
 		t.Fatal(err)
 	}
 	if home := sdk.Extensions()["home"].(types.URI); home.Host != "example.com" || home.RawQuery != "q=1" {
@@ -104,7 +106,7 @@ func TestCE_SDKStructuredJSON(t *testing.T) {
 			if err := json.Unmarshal(b, &sdk); err != nil {
 				t.Fatalf("SDK cannot read %s: %v", b, err)
 			}
-			got, err := FromSDK(sdk)
+			got, err := cesdk.FromSDK(sdk)
 			if err != nil {
 				t.Fatalf("FromSDK: %v", err)
 			}
@@ -116,7 +118,7 @@ func TestCE_SDKStructuredJSON(t *testing.T) {
 	t.Run("WeReadTheSDKs", func(t *testing.T) {
 		rapid.Check(t, func(t *rapid.T) {
 			ev := gen{plain: true}.event(t)
-			sdk, err := ToSDK(ev)
+			sdk, err := cesdk.ToSDK(ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +160,7 @@ func TestCE_SDKFromSDKRejects(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, err := FromSDK(c.ev())
+			_, err := cesdk.FromSDK(c.ev())
 			var ve *cloudevent.ValidationError
 			if !errors.As(err, &ve) || hub.Code(err) != hub.InvalidArgument {
 				t.Fatalf("err = %v (code %v), want a ValidationError (InvalidArgument)", err, hub.Code(err))
@@ -174,10 +176,10 @@ func TestCE_SDKToSDKValidates(t *testing.T) {
 	t.Parallel()
 	ev := transporttest.MinimalEvent()
 	ev.SetExtension("when", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
-	if _, err := ToSDK(ev); hub.Code(err) != hub.InvalidArgument {
+	if _, err := cesdk.ToSDK(ev); hub.Code(err) != hub.InvalidArgument {
 		t.Fatalf("ToSDK of an invalid event: %v, want InvalidArgument", err)
 	}
-	if _, err := ToSDK(nil); hub.Code(err) != hub.InvalidArgument {
-		t.Fatalf("ToSDK(nil): %v, want InvalidArgument", err)
+	if _, err := cesdk.ToSDK(nil); hub.Code(err) != hub.InvalidArgument {
+		t.Fatalf("cesdk.ToSDK(nil): %v, want InvalidArgument", err)
 	}
 }

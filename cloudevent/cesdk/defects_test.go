@@ -1,4 +1,4 @@
-package cesdk
+package cesdk_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/koder/eventhub/cloudevent/cesdk"
 
 	ce "github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
@@ -82,7 +84,7 @@ func TestCE_SDKDefect_BytesDataForcedBase64(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours, _ := ev.MarshalJSON()
-	sdk, err := ToSDK(ev)
+	sdk, err := cesdk.ToSDK(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestCE_SDKDefect_HeaderValuesNotPercentEncoded(t *testing.T) {
 	t.Parallel()
 	ev := transporttest.MinimalEvent()
 	ev.Subject = "multi\nline ✓"
-	sdk, err := ToSDK(ev)
+	sdk, err := cesdk.ToSDK(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestCE_SDKDefect_URIReescaped(t *testing.T) {
 	if err != nil || ev.Source != "ü/ß" {
 		t.Fatalf("hub: %v, %v", ev, err)
 	}
-	conv, err := ToSDK(ev)
+	conv, err := cesdk.ToSDK(ev)
 	if err != nil || conv.Source() != "ü/ß" {
 		t.Fatalf("ToSDK source = %q, %v", conv.Source(), err)
 	}
@@ -167,7 +169,7 @@ func TestCE_SDKDefect_PlusJSONData(t *testing.T) {
 	if err != nil || string(ev.Data) != `{"a":1}` {
 		t.Fatalf("hub: %v, %v", ev, err)
 	}
-	conv, err := ToSDK(ev)
+	conv, err := cesdk.ToSDK(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,11 +195,11 @@ func TestCE_SDKDefect_SettersTrim(t *testing.T) {
 	}
 	ev := transporttest.MinimalEvent()
 	ev.Subject = " x "
-	conv, err := ToSDK(ev)
+	conv, err := cesdk.ToSDK(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := FromSDK(conv)
+	back, err := cesdk.FromSDK(conv)
 	if err != nil || !reflect.DeepEqual(back, ev) {
 		t.Fatalf("conversion changed the event: %v\n%s", err, transporttest.Diff(ev, back))
 	}

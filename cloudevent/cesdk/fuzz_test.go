@@ -1,9 +1,11 @@
-package cesdk
+package cesdk_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/koder/eventhub/cloudevent/cesdk"
 
 	ce "github.com/cloudevents/sdk-go/v2/event"
 
@@ -26,15 +28,15 @@ func FuzzFromSDK(f *testing.F) {
 		if json.Unmarshal(b, &sdk) != nil {
 			return
 		}
-		ev, err := FromSDK(sdk)
+		ev, err := cesdk.FromSDK(sdk)
 		if err != nil {
 			return
 		}
-		conv, err := ToSDK(ev)
+		conv, err := cesdk.ToSDK(ev)
 		if err != nil {
 			t.Fatalf("ToSDK of an accepted event: %v", err)
 		}
-		back, err := FromSDK(conv)
+		back, err := cesdk.FromSDK(conv)
 		if err != nil {
 			t.Fatalf("FromSDK after ToSDK: %v", err)
 		}

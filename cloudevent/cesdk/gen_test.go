@@ -1,4 +1,4 @@
-package cesdk
+package cesdk_test
 
 import (
 	"bytes"

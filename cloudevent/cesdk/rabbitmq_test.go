@@ -1,4 +1,4 @@
-package cesdk
+package cesdk_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koder/eventhub/cloudevent/cesdk"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/binding/format"
@@ -86,7 +88,7 @@ func TestCE_SDKReadsRabbitMQ(t *testing.T) {
 				sdkEv = *e
 				want = amqpTyped(ev)
 			}
-			got, err := FromSDK(sdkEv)
+			got, err := cesdk.FromSDK(sdkEv)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ const (
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultReconnectMin   = 200 * time.Millisecond
 	DefaultReconnectMax   = 10 * time.Second
-	DefaultQueueType      = QueueClassic
+	DefaultQueueType      = QueueQuorum
 	DefaultConfirmTimeout = 30 * time.Second
 	DefaultDLQScanLimit   = 10000
 	transportLabel        = "rabbitmq"
@@ -87,7 +87,12 @@ type Config struct {
 	// Patterns are hub patterns (RabbitMQ topic syntax) bound to Queue. Default ["#"].
 	// A bare "*" is the hub's catch-all: every type except hub.*.
 	Patterns []string `yaml:"patterns"`
-	// QueueType is "classic" (default) or "quorum".
+	// QueueType is "quorum" (default: replicated by Raft on a cluster, see
+	// docs/rabbitmq.md) or "classic". It applies to the group's queue, its retry queue
+	// and its DLQ. When it is left empty and the queue already exists as a classic
+	// queue (declared before quorum became the default), the consumer keeps the
+	// classic queue and logs a warning instead of failing: RabbitMQ cannot change a
+	// queue's type in place.
 	QueueType string `yaml:"queue_type"`
 	// Prefetch is the consumer's QoS window (unacked deliveries). Default 100.
 	Prefetch int `yaml:"prefetch"`

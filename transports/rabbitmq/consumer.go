@@ -47,6 +47,7 @@ type Consumer struct {
 // NewConsumer validates cfg (Queue required), connects and declares the exchange, the
 // group's queue, retry queue and DLQ, and the bindings.
 func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
+	defaulted := cfg.QueueType == ""
 	cfg.setDefaults()
 	if err := cfg.validateConsumer(); err != nil {
 		return nil, err
@@ -69,6 +70,9 @@ func NewConsumer(ctx context.Context, cfg Config) (*Consumer, error) {
 			return err
 		}
 		defer ch.Close()
+		if err := settleQueueType(conn, &c.cfg, &defaulted); err != nil {
+			return err
+		}
 		return declareConsumer(ch, &c.cfg)
 	})
 	if err != nil {

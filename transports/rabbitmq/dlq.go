@@ -42,6 +42,7 @@ type DLQ struct {
 
 // OpenDLQ connects for DLQ administration of cfg.Queue's group.
 func OpenDLQ(ctx context.Context, cfg Config) (*DLQ, error) {
+	defaulted := cfg.QueueType == ""
 	cfg.setDefaults()
 	if err := cfg.validateConsumer(); err != nil {
 		return nil, err
@@ -52,6 +53,9 @@ func OpenDLQ(ctx context.Context, cfg Config) (*DLQ, error) {
 			return err
 		}
 		defer ch.Close()
+		if err := settleQueueType(conn, &cfg, &defaulted); err != nil {
+			return err
+		}
 		return declareConsumer(ch, &cfg)
 	}}
 	conn, err := c.dial(ctx)

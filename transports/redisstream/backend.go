@@ -16,7 +16,8 @@ import (
 // does.
 type Backend struct {
 	client  redis.UniversalClient
-	blocker *blocker // nil when the client cannot lend a dedicated connection
+	blocker *blocker      // nil when the client cannot lend a dedicated connection
+	nodes   *nodeBlockers // on Redis Cluster: a blocker per master node
 }
 
 // NewBackend returns the Backend over client (which it never closes).
@@ -24,6 +25,9 @@ func NewBackend(client redis.UniversalClient) *Backend {
 	b := &Backend{client: client}
 	if c, ok := client.(*redis.Client); ok {
 		b.blocker = &blocker{client: c}
+	}
+	if c, ok := client.(*redis.ClusterClient); ok {
+		b.nodes = &nodeBlockers{cluster: c}
 	}
 	return b
 }
@@ -80,16 +84,17 @@ func (b *Backend) ReadGroup(ctx context.Context, stream, group, consumer, id str
 // dedicated connection whose CLIENT ID is known, and cancellation sends CLIENT UNBLOCK
 // for it: the read returns at once as if its block had expired.
 func (b *Backend) blockingRead(ctx context.Context, args *redis.XReadGroupArgs) ([]redis.XStream, error) {
-	if b.blocker == nil || b.blocker.disabled.Load() {
+	bl := b.blockerFor(ctx, args.Streams[0])
+	if bl == nil || bl.disabled.Load() {
 		return b.client.XReadGroup(ctx, args).Result()
 	}
-	bc, err := b.blocker.get(ctx)
+	bc, err := bl.get(ctx)
 	if err != nil {
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
 			// The server refused CLIENT ID (an ACL user without the connection commands):
 			// read without the early cancellation rather than not at all.
-			b.blocker.disabled.Store(true)
+			bl.disabled.Store(true)
 			return b.client.XReadGroup(ctx, args).Result()
 		}
 		return nil, err
@@ -97,13 +102,18 @@ func (b *Backend) blockingRead(ctx context.Context, args *redis.XReadGroupArgs) 
 	stop := context.AfterFunc(ctx, func() {
 		uctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
 		defer cancel()
-		b.blocker.client.ClientUnblock(uctx, bc.id)
+		bl.client.ClientUnblock(uctx, bc.id)
 	})
 	res, err := bc.conn.XReadGroup(context.WithoutCancel(ctx), args).Result()
 	stop()
-	b.blocker.put(bc, err == nil || errors.Is(err, redis.Nil))
+	bl.put(bc, err == nil || errors.Is(err, redis.Nil))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err != nil && b.nodes != nil && isRedirect(err) {
+		// The slot moved while the read was routed by hand: the cluster client follows
+		// the redirect and refreshes its slot map.
+		return b.client.XReadGroup(ctx, args).Result()
 	}
 	return res, err
 }

@@ -20,7 +20,7 @@ import (
 type confHarness struct {
 	t      testing.TB
 	logger *slog.Logger
-	client *redis.Client
+	client redis.UniversalClient
 	stream string
 	tr     *Transport
 
@@ -29,8 +29,11 @@ type confHarness struct {
 }
 
 func newConfHarness(t testing.TB) transporttest.Harness {
-	c := newClient(t)
-	stream := testenv.Name(t)
+	return newConfHarnessOn(t, newClient(t), testenv.Name(t))
+}
+
+// newConfHarnessOn is newConfHarness on client (one server or a cluster) and stream.
+func newConfHarnessOn(t testing.TB, c redis.UniversalClient, stream string) transporttest.Harness {
 	logger := testenv.Logger(t)
 	if _, bench := t.(*testing.B); bench {
 		logger = quiet // per-event debug records would be the benchmark
@@ -43,7 +46,7 @@ func newConfHarness(t testing.TB) transporttest.Harness {
 	}
 	t.Cleanup(func() {
 		_ = tr.Close()
-		c.Del(context.Background(), stream, stream+":dlq")
+		c.Del(context.Background(), stream, DLQStreamFor(c, stream))
 	})
 	return &confHarness{t: t, logger: logger, client: c, stream: stream, tr: tr}
 }

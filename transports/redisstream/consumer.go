@@ -27,11 +27,18 @@ type Consumer struct {
 // NewConsumer validates cfg (the group must follow R3's <service>-<purpose>) and returns
 // a Consumer over client. It does no I/O: Start creates the group. cfg is the
 // configuration kdbstream's NewConsumer takes too; its defaults are the streams
-// package's Default* constants, the DLQ defaults to streams.DLQStreamFor(Stream) and
-// Consumer to the host name.
+// package's Default* constants, the DLQ defaults to DLQStreamFor(client, Stream) (on
+// Redis Cluster a name in the stream's hash slot, which a DLQStream given explicitly
+// must share too) and Consumer to the host name.
 func NewConsumer(client redis.UniversalClient, cfg streams.ConsumerConfig) (*Consumer, error) {
 	if client == nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "redisstream: nil client")
+	}
+	if IsCluster(client) && cfg.DLQStream == "" && cfg.Stream != "" {
+		cfg.DLQStream = ClusterDLQStreamFor(cfg.Stream)
+	}
+	if err := checkSameSlot(client, cfg.Stream, cfg.DLQStream); err != nil {
+		return nil, err
 	}
 	b := NewBackend(client)
 	c, err := streamloop.ForTransport(DefaultName, b, cfg)
@@ -57,7 +64,7 @@ func (c *Consumer) Start(ctx context.Context, h hub.Handler) error {
 // dedicated read connections.
 func (c *Consumer) Close() error {
 	err := c.Consumer.Close()
-	c.backend.blocker.close()
+	c.backend.closeBlockers()
 	return err
 }
 

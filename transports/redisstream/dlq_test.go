@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/streams/streamtest"
@@ -18,11 +20,15 @@ import (
 // (the consumer handles the replayed entry) and purges.
 func TestW3_DLQOperations(t *testing.T) {
 	t.Parallel()
-	c := newClient(t)
+	testDLQOperations(t, newClient(t))
+}
+
+// testDLQOperations is TestW3_DLQOperations on client (one server or a cluster).
+func testDLQOperations(t *testing.T, c redis.UniversalClient) {
 	ctx := testenv.Context(t, time.Minute)
 	stream := "koder:events:" + testenv.Name(t)
 	stream = stream[:len("koder:events:")] + sanitize(stream[len("koder:events:"):])
-	t.Cleanup(func() { c.Del(context.Background(), stream, stream+":dlq") })
+	t.Cleanup(func() { c.Del(context.Background(), stream, DLQStreamFor(c, stream)) })
 	tr, err := New(c, Config{Stream: stream})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +63,7 @@ func TestW3_DLQOperations(t *testing.T) {
 	if err := tr.Send(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
-	d := NewDLQ(c, streams.DLQStreamFor(stream))
+	d := NewDLQ(c, DLQStreamFor(c, stream))
 	testenv.WaitFor(t, 10*time.Second, "3 dead letters", func() bool { n, _ := d.Len(ctx); return n == 3 })
 
 	list, err := d.List(ctx, "", 2)

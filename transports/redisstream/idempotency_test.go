@@ -4,13 +4,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/testenv"
 )
 
 func TestR5_IdempotencyStore(t *testing.T) {
 	t.Parallel()
-	c := newClient(t)
+	testIdempotencyStore(t, newClient(t))
+}
+
+// testIdempotencyStore is TestR5_IdempotencyStore on client (one server or a cluster).
+func testIdempotencyStore(t *testing.T, c redis.UniversalClient) {
 	ctx := testenv.Context(t, time.Minute)
 	prefix := "test:" + testenv.Name(t) + ":"
 	s := NewIdempotencyStore(c, prefix)

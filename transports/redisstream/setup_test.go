@@ -34,7 +34,11 @@ func testGroup(t testing.TB) string {
 
 // harness plugs the Redis backend into the shared stream contract suite.
 func harness(t *testing.T) streamtest.Harness {
-	c := newClient(t)
+	return harnessOn(newClient(t))
+}
+
+// harnessOn is harness on client (one server or a cluster).
+func harnessOn(c redis.UniversalClient) streamtest.Harness {
 	return streamtest.Harness{
 		Backend: NewBackend(c),
 		Append: func(ctx context.Context, stream string, fields ...string) error {
@@ -79,6 +83,7 @@ func harness(t *testing.T) streamtest.Harness {
 			return NewIdempotencyStore(c, "test:"+testenv.Name(t)+":")
 		},
 		Transport: DefaultName,
+		DLQFor:    func(stream string) string { return DLQStreamFor(c, stream) },
 	}
 }
 

@@ -47,9 +47,16 @@ func (t *Transport) Status(ctx context.Context) (*streams.StreamStatus, error) {
 
 // DLQ operates the dead-letter stream of the transport's stream ("<stream>:dlq", or
 // events.dlq under category naming), where consumers of that stream give up on entries.
-// It is nil when the transport's streams are a Namer's own.
+// It is nil when the transport's streams are a Namer's own, and on Redis Cluster when
+// they are per-category (each has its own dead-letter stream there: ClusterDLQStreamFor).
 func (t *Transport) DLQ() *DLQ {
 	dlq := t.cfg.selection().DLQStream()
+	if IsCluster(t.client) {
+		dlq = ""
+		if fixed := t.cfg.selection().FixedStream(); fixed != "" {
+			dlq = ClusterDLQStreamFor(fixed)
+		}
+	}
 	if dlq == "" {
 		return nil
 	}

@@ -18,6 +18,13 @@ const (
 	Scheme    = "redis"           // plain TCP: development
 	SchemeTLS = "rediss"          // TLS: production (R7)
 	EnvURL    = "KODER_REDIS_URL" // read by Open only when it is given no URL
+
+	// Redis Cluster and Sentinel (ParseClientURL): the host part is a comma-separated
+	// seed list, "redis+cluster://h1:7000,h2:7001/?max_redirects=5".
+	SchemeCluster     = "redis+cluster"
+	SchemeClusterTLS  = "rediss+cluster"
+	SchemeSentinel    = "redis+sentinel"
+	SchemeSentinelTLS = "rediss+sentinel"
 )
 
 // urlParams maps each query parameter to the Config field it sets: one per field.
@@ -38,7 +45,7 @@ var urlParams = map[string]func(c *Config, v string) error{
 	"default_subject": func(c *Config, v string) error { c.DefaultSubject = v; return nil },
 }
 
-// ParseURL splits "redis://" or "rediss://[user:pass@]host:port/db?param=value" into
+// ParseURL splits a one-server URL, "redis://" or "rediss://[user:pass@]host:port/db?param=value" into
 // go-redis options and the Config fields its query parameters set, on top of base.
 // Errors never contain the password.
 func ParseURL(raw string, base Config) (*redis.Options, Config, error) {
@@ -64,7 +71,8 @@ func ParseURL(raw string, base Config) (*redis.Options, Config, error) {
 	return opts, cfg, nil
 }
 
-// Open connects to the Redis at rawURL and returns a Transport that owns its client
+// Open connects to the Redis at rawURL (any URL ParseClientURL takes: one server, a
+// Redis Cluster or a Sentinel-managed master) and returns a Transport that owns its client
 // (Close closes it). An empty rawURL means the KODER_REDIS_URL environment variable,
 // read now; it is an error when that is empty too. Open does not fail when the server
 // is down (Sends report Unavailable until it is back), but it warns when the server
@@ -82,11 +90,11 @@ func OpenWith(ctx context.Context, rawURL string, base Config) (*Transport, erro
 			return nil, hub.Errorf(hub.InvalidArgument, "redisstream: no URL given and %s is not set", EnvURL)
 		}
 	}
-	opts, cfg, err := ParseURL(rawURL, base)
+	opts, cfg, err := ParseClientURL(rawURL, base)
 	if err != nil {
 		return nil, err
 	}
-	client := redis.NewClient(opts)
+	client := opts.NewClient()
 	t, err := New(client, cfg)
 	if err != nil {
 		_ = client.Close()

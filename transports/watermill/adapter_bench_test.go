@@ -19,6 +19,9 @@ import (
 //   - hub: Transport.Send of one event with a deadline context (closed check, encode,
 //     Publish off the caller's goroutine so the context can end the wait, counters);
 //   - base_publish: the same Encode and Publish called directly.
+//
+// cpu-ns/op is the process's CPU time per op (every goroutine, the GC included), the
+// steadier figure when other work shares the machine.
 func BenchmarkAdapter(b *testing.B) {
 	newPubSub := func(b *testing.B) *gochannel.GoChannel {
 		gc := gochannel.NewGoChannel(gochannel.Config{}, wmlib.NopLogger{})
@@ -33,6 +36,7 @@ func BenchmarkAdapter(b *testing.B) {
 		}
 		batch := []*cloudevent.Event{ev}
 		b.ReportAllocs()
+		cpu := processCPU()
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			if err := tr.Send(ctx, batch); err != nil {
@@ -40,10 +44,12 @@ func BenchmarkAdapter(b *testing.B) {
 			}
 			cancel()
 		}
+		reportCPU(b, cpu)
 	})
 	b.Run("base_publish", func(b *testing.B) {
 		gc := newPubSub(b)
 		b.ReportAllocs()
+		cpu := processCPU()
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			msg, err := Encode(ev, ModeBinary)
@@ -56,5 +62,11 @@ func BenchmarkAdapter(b *testing.B) {
 			}
 			cancel()
 		}
+		reportCPU(b, cpu)
 	})
+}
+
+// reportCPU reports the CPU time used since start per op.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }

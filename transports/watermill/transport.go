@@ -147,7 +147,8 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	groups, err := t.encode(ctx, batch)
+	var one [1]topicGroup
+	groups, err := t.encode(ctx, batch, one[:0])
 	if err != nil {
 		return err
 	}
@@ -179,8 +180,9 @@ type topicGroup struct {
 	msgs  []*message.Message
 }
 
-// encode maps the batch to messages grouped by topic, in batch order within a topic.
-func (t *Transport) encode(ctx context.Context, batch []*cloudevent.Event) ([]topicGroup, error) {
+// encode appends to groups the batch's messages grouped by topic, in batch order
+// within a topic (Send passes a one-element array, enough without TopicFor).
+func (t *Transport) encode(ctx context.Context, batch []*cloudevent.Event, groups []topicGroup) ([]topicGroup, error) {
 	if t.cfg.TopicFor == nil {
 		msgs := make([]*message.Message, len(batch))
 		for i, ev := range batch {
@@ -191,9 +193,8 @@ func (t *Transport) encode(ctx context.Context, batch []*cloudevent.Event) ([]to
 			m.SetContext(ctx)
 			msgs[i] = m
 		}
-		return []topicGroup{{t.cfg.Topic, msgs}}, nil
+		return append(groups, topicGroup{t.cfg.Topic, msgs}), nil
 	}
-	var groups []topicGroup
 	index := map[string]int{}
 	for _, ev := range batch {
 		topic, err := t.cfg.TopicFor(ev)
@@ -226,14 +227,11 @@ func (t *Transport) publish(ctx context.Context, topic string, msgs []*message.M
 		}
 		return classify(t.cfg.ErrorCode, err)
 	}
-	done := make(chan error, 1)
-	t.workers.run(publishReq{topic: topic, msgs: msgs, done: done})
-	select {
-	case err := <-done:
-		return classify(t.cfg.ErrorCode, err)
-	case <-ctx.Done():
-		return ctx.Err()
+	waited, err := t.workers.publish(ctx, publishReq{topic: topic, msgs: msgs})
+	if !waited {
+		return err
 	}
+	return classify(t.cfg.ErrorCode, err)
 }
 
 // Close marks the transport closed (Send then fails with FailedPrecondition) and closes

@@ -19,7 +19,8 @@ func TestH3_Breaker(t *testing.T) {
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
 		tb := setup(t, b, func(c *Config) {
 			c.BreakerThreshold = 2
-			c.BreakerPause = 300 * time.Millisecond
+			// Long enough that a poll on a loaded machine sees each open pause.
+			c.BreakerPause = 1500 * time.Millisecond
 			c.RetrySchedule = []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond,
 				10 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}
 		})
@@ -27,7 +28,7 @@ func TestH3_Breaker(t *testing.T) {
 		ep := tb.endpoint(t, "/hook")
 		tb.send(t, newEvent(t, "user.created"))
 
-		open := tb.waitBreaker(t, ep.ID, BreakerOpen)
+		open := tb.waitBreakerWhere(t, ep.ID, "a first trip", func(s BreakerStatus) bool { return s.Trips >= 1 })
 		if open.Failures != 2 || open.Trips != 1 {
 			t.Fatalf("opened with %d failures, %d trips; want 2, 1", open.Failures, open.Trips)
 		}
@@ -53,7 +54,10 @@ func TestH3_Breaker(t *testing.T) {
 			t.Fatalf("during the probe the breaker is %s, want half_open", s.State)
 		}
 		answer <- 500 // the probe fails: open again for another pause
-		reopened := tb.waitBreaker(t, ep.ID, BreakerOpen)
+		// Wait on the trip count, not the open state: after the pause the next probe
+		// moves the breaker to half-open (and waits below), so a poll that came late
+		// would never see "open" and the held probe would time out into a third trip.
+		reopened := tb.waitBreakerWhere(t, ep.ID, "a second trip", func(s BreakerStatus) bool { return s.Trips >= 2 })
 		if reopened.Trips != 2 {
 			t.Fatalf("trips after a failed probe = %d, want 2", reopened.Trips)
 		}

@@ -212,14 +212,22 @@ func (tb *testBundle) waitStates(t *testing.T, f DeliveryFilter, n int, want Del
 
 func (tb *testBundle) waitBreaker(t *testing.T, id string, want BreakerState) BreakerStatus {
 	t.Helper()
+	return tb.waitBreakerWhere(t, id, "breaker "+string(want), func(s BreakerStatus) bool { return s.State == want })
+}
+
+// waitBreakerWhere polls the breaker until ok holds. A test that waits through a short
+// state (an open pause) waits on a counter instead of the state, so a slow poll on a
+// loaded machine cannot miss it.
+func (tb *testBundle) waitBreakerWhere(t *testing.T, id, what string, ok func(BreakerStatus) bool) BreakerStatus {
+	t.Helper()
 	var s BreakerStatus
-	testenv.WaitFor(t, 30*time.Second, "breaker "+string(want), func() bool {
+	testenv.WaitFor(t, 30*time.Second, what, func() bool {
 		var err error
 		s, err = tb.tr.Breaker(tb.ctx, id)
 		if err != nil {
 			t.Fatalf("Breaker: %v", err)
 		}
-		return s.State == want
+		return ok(s)
 	})
 	return s
 }

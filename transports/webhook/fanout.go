@@ -49,28 +49,38 @@ func (t *Transport) queuedCap(ep *Endpoint) int {
 }
 
 // queued counts ep's waiting deliveries, up to limit+1 (enough to tell "over").
-func (t *Transport) queued(ctx context.Context, epID string, limit int) (int, error) {
+func (t *Transport) queued(ctx context.Context, q querier, epID string, limit int) (int, error) {
 	match := `args @> jsonb_build_object('endpoint_id', $1::text)` // River's GIN index on args
 	if t.l.Backend() == ledger.SQLite {
 		match = `json_extract(args, '$.endpoint_id') = $1`
 	}
-	var n int
-	err := t.st.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+t.l.Table("river_job")+`
+	rows, err := q.QueryContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+t.l.Table("river_job")+`
 		WHERE kind = 'webhook_delivery' AND `+match+`
-		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT $2) q`, epID, limit+1).Scan(&n)
+		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT $2) q`, epID, limit+1)
+	if err != nil {
+		return 0, dbErr("count queued deliveries", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var n int
+	if rows.Next() {
+		err = rows.Scan(&n)
+	}
+	if err == nil {
+		err = rows.Err()
+	}
 	return n, dbErr("count queued deliveries", err)
 }
 
 // room returns, for every endpoint with a cap among eps, how many deliveries it may
 // still take.
-func (t *Transport) room(ctx context.Context, eps []*Endpoint) (map[string]int, error) {
+func (t *Transport) room(ctx context.Context, q querier, eps []*Endpoint) (map[string]int, error) {
 	var out map[string]int
 	for _, ep := range eps {
 		c := t.queuedCap(ep)
 		if c <= 0 {
 			continue
 		}
-		n, err := t.queued(ctx, ep.ID, c)
+		n, err := t.queued(ctx, q, ep.ID, c)
 		if err != nil {
 			return nil, err
 		}

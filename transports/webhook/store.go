@@ -202,8 +202,19 @@ type endpointQuery struct {
 }
 
 func (s store) listEndpoints(ctx context.Context, eq endpointQuery) ([]*Endpoint, error) {
-	q := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
+	return s.listEndpointsOn(ctx, s.db, eq)
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// listEndpointsOn is listEndpoints through q: a caller's transaction reads them on
+// its own connection (SendTx on SQLite, whose one connection the transaction holds).
+func (s store) listEndpointsOn(ctx context.Context, q querier, eq endpointQuery) ([]*Endpoint, error) {
+	sel := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
+	rows, err := q.QueryContext(ctx, sel+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
 	if err != nil {
 		return nil, dbErr("list endpoints", err)
 	}

@@ -182,9 +182,27 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
-	room, err := t.room(ctx, eps)
+	params, refused, err := t.fanOut(ctx, t.st.db, eps, batch)
 	if err != nil {
 		return err
+	}
+	if len(params) > 0 {
+		if _, err := t.l.InsertMany(ctx, params); err != nil {
+			return insertErr(err)
+		}
+	}
+	return overQueued(refused)
+}
+
+// fanOut returns one delivery job per (endpoint, event) of batch whose endpoint is
+// among eps, matches the event, and was registered no later than the event was
+// accepted (H6, see Send), and, per endpoint at its cap of queued deliveries, how many
+// it refused. It reads the queued counts through q (a caller's transaction in SendTx).
+// Send and SendTx share it.
+func (t *Transport) fanOut(ctx context.Context, q querier, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, map[string]int, error) {
+	room, err := t.room(ctx, q, eps)
+	if err != nil {
+		return nil, nil, err
 	}
 	var (
 		params  []river.InsertManyParams
@@ -193,11 +211,12 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	)
 	for _, ev := range batch {
 		if ev == nil {
-			return hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
+			return nil, nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
 		var (
 			header map[string]string
 			body   []byte
+			err    error
 		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
@@ -211,7 +230,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			}
 		}
 		if err := t.endpointsCap(ev.TenantID(), len(matched)); err != nil {
-			return err // before any insert: the whole batch is the caller's again
+			return nil, nil, err // before any insert: the whole batch is the caller's again
 		}
 		for _, ep := range matched {
 			if r, capped := room[ep.ID]; capped {
@@ -226,7 +245,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
-					return err
+					return nil, nil, err
 				}
 			}
 			params = append(params, river.InsertManyParams{
@@ -241,15 +260,16 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			})
 		}
 	}
-	if len(params) > 0 {
-		if _, err := t.l.InsertMany(ctx, params); err != nil {
-			if hub.Code(err) != hub.Unknown {
-				return err
-			}
-			return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
-		}
+	return params, refused, nil
+}
+
+// insertErr classifies a failed insert of deliveries: a classified error as is, any
+// other as Unavailable (the database did not take them).
+func insertErr(err error) error {
+	if hub.Code(err) != hub.Unknown {
+		return err
 	}
-	return overQueued(refused)
+	return hub.Errorf(hub.Unavailable, "webhook: insert deliveries: %w", err)
 }
 
 // encode lays ev out in the configured CloudEvents HTTP binding mode.

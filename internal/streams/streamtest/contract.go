@@ -181,7 +181,7 @@ func T4DeadLetter(t *testing.T, h Harness) {
 	ev := NewEvent(t, "user.deleted", "u1")
 	Publish(t, h.Publisher(t, stream), ev)
 
-	dlq := WaitLen(t, h, stream+streams.DLQSuffix, 1)
+	dlq := WaitLen(t, h, h.DLQ(stream), 1)
 	WaitPending(t, h, stream, cfg.Group, 0)
 	if n := calls.Load(); n != 3 {
 		t.Fatalf("handler ran %d times, want 3", n)

@@ -49,6 +49,17 @@ type Harness struct {
 	// round trips are slower (SQL commits under -race on a loaded machine) sets it higher,
 	// or T5's entries get claimed from a consumer still holding them.
 	ClaimMinIdle time.Duration
+	// DLQFor names a stream's dead-letter stream (nil: "<stream>:dlq"). Redis Cluster
+	// needs one in the stream's hash slot.
+	DLQFor func(stream string) string
+}
+
+// DLQ is the dead-letter stream the suite gives a consumer of stream.
+func (h Harness) DLQ(stream string) string {
+	if h.DLQFor != nil {
+		return h.DLQFor(stream)
+	}
+	return stream + streams.DLQSuffix
 }
 
 // Run runs the whole contract as parallel subtests.
@@ -93,7 +104,7 @@ func FastConfig(t *testing.T, h Harness, stream string) streams.ConsumerConfig {
 	}
 	return streams.ConsumerConfig{
 		Stream:        stream,
-		DLQStream:     stream + streams.DLQSuffix,
+		DLQStream:     h.DLQ(stream),
 		Group:         "test-" + testenv.Name(t),
 		Consumer:      "c1",
 		Start:         "0",

@@ -251,7 +251,7 @@ func (c *client) infoLine(s *Server) string {
 		flags = "b"
 	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 flags=%s cmd=%s user=%s lib-name=%s lib-ver=%s resp=%d",
-		c.id, c.conn.RemoteAddr(), c.conn.NetConn().LocalAddr(), c.name, int64(time.Since(c.created).Seconds()), flags,
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int64(time.Since(c.created).Seconds()), flags,
 		c.lastCmd, c.user, c.libName, c.libVer, c.proto)
 }
 
@@ -264,7 +264,7 @@ func cmdInfo(s *Server, c *client, args []string) {
 	}
 	all := len(want) == 0 || want["all"] || want["default"] || want["everything"]
 	port := ""
-	if a := c.conn.NetConn().LocalAddr(); a != nil {
+	if a := c.nc.LocalAddr(); a != nil {
 		if i := strings.LastIndex(a.String(), ":"); i >= 0 {
 			port = a.String()[i+1:]
 		}

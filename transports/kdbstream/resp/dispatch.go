@@ -5,25 +5,48 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
-// handle runs the commands redcon read from one connection: cmd and the rest of its
-// pipeline, in order. Runs of consecutive XADDs go to the engine as one Append (one
-// transaction: a pipeline of N XADDs costs one commit, not N), each keeping its own
-// reply; everything else runs one command at a time.
-func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
-	c, ok := conn.Context().(*client)
-	if !ok {
-		conn.Close()
-		return
+// maxXAddRun is the most pipelined XADDs the server collects before it appends them
+// (a bound on what one connection holds back while the rest of a pipeline arrives).
+const maxXAddRun = 1000
+
+// serveConn reads and runs one connection's commands until it closes, QUIT or Close.
+//
+// The commands of a pipeline run in order and their replies go out in one write. Runs
+// of consecutive XADDs go to the engine as one Append (one transaction: a pipeline of N
+// XADDs costs one commit, one fsync, not N), each keeping its own reply. When the
+// commands read so far end with XADDs and the next request has begun to arrive, the
+// server reads on before appending, so a pipeline that arrives in several reads still
+// becomes one Append; it never waits for bytes the client has not started sending.
+func (s *Server) serveConn(c *client) {
+	defer s.closedConn(c)
+	var cmds [][]string
+	for !c.quit {
+		c.rd.unauthed = !c.authed
+		var err error
+		cmds, err = c.rd.read(cmds[:0])
+		for err == nil && c.authed && c.rd.partial() {
+			if n := trailingXAdds(cmds); n == 0 || n >= maxXAddRun {
+				break
+			}
+			cmds, err = c.rd.read(cmds)
+		}
+		s.runAll(c, cmds)
+		clear(cmds) // let the arguments go before the connection waits
+		var pe *protocolError
+		if errors.As(err, &pe) {
+			c.writeErr(errors.New("ERR " + pe.Error()))
+		}
+		if ferr := c.flush(); ferr != nil || err != nil {
+			return
+		}
 	}
-	cmds := []redcon.Command{cmd}
-	if more := conn.ReadPipeline(); len(more) > 0 {
-		cmds = append(cmds, more...)
-	}
+}
+
+// runAll runs cmds in order, consecutive XADDs as one Append.
+func (s *Server) runAll(c *client, cmds [][]string) {
 	for i := 0; i < len(cmds) && !c.quit; {
 		if c.authed && isXAdd(cmds[i]) {
 			j := i + 1
@@ -34,25 +57,22 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			i = j
 			continue
 		}
-		s.run(c, words(cmds[i]))
+		s.run(c, cmds[i])
 		i++
 	}
-	if c.quit {
-		conn.Close()
-	}
 }
 
-func isXAdd(cmd redcon.Command) bool {
-	return len(cmd.Args) > 0 && strings.EqualFold(string(cmd.Args[0]), "XADD")
+// trailingXAdds counts the XADDs that end cmds.
+func trailingXAdds(cmds [][]string) int {
+	n := 0
+	for i := len(cmds) - 1; i >= 0 && isXAdd(cmds[i]); i-- {
+		n++
+	}
+	return n
 }
 
-// words copies a command's arguments (redcon's slices point into its read buffer).
-func words(cmd redcon.Command) []string {
-	out := make([]string, len(cmd.Args))
-	for i, a := range cmd.Args {
-		out[i] = string(a)
-	}
-	return out
+func isXAdd(args []string) bool {
+	return len(args) > 0 && len(args[0]) == 4 && strings.EqualFold(args[0], "XADD")
 }
 
 // noAuthAllowed are the commands an unauthenticated client may send.
@@ -121,12 +141,16 @@ func hasBlock(args []string) bool {
 // the client going away (watch_unix.go), and CLIENT UNBLOCK may end the wait: with
 // TIMEOUT the reply is the timeout's nil, with ERROR Redis's UNBLOCKED error.
 func (s *Server) runBlocking(c *client, args []string) {
-	_ = redcon.BaseWriter(c.conn).Flush()
+	if c.flush() != nil {
+		return
+	}
+	c.out = nil // a parked client keeps neither buffer
+	c.rd.release()
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	defer cancel(nil)
 	c.setBlocking(cancel)
 	s.blocked.Add(1)
-	stop := watchClose(c.conn.NetConn(), func() { cancel(context.Canceled) })
+	stop := watchClose(c.nc, func() { cancel(context.Canceled) })
 	v, err := s.eng.Do(ctx, args...)
 	stop()
 	s.blocked.Add(-1)
@@ -143,12 +167,12 @@ func (s *Server) runBlocking(c *client, args []string) {
 }
 
 // xaddBatch runs consecutive pipelined XADDs as one engine Append.
-func (s *Server) xaddBatch(c *client, cmds []redcon.Command) {
+func (s *Server) xaddBatch(c *client, cmds [][]string) {
 	replies := make([]any, len(cmds))
 	adds := make([]engine.Add, 0, len(cmds))
 	slot := make([]int, 0, len(cmds))
 	for i, cmd := range cmds {
-		a, err := engine.ParseXAdd(words(cmd)[1:])
+		a, err := engine.ParseXAdd(cmd[1:])
 		if err != nil {
 			replies[i] = err
 			continue
@@ -160,6 +184,7 @@ func (s *Server) xaddBatch(c *client, cmds []redcon.Command) {
 	c.lastCmd = "xadd"
 	c.mu.Unlock()
 	if len(adds) > 0 {
+		s.appends.Add(1)
 		res, err := s.eng.Append(c.ctx, adds)
 		for k, i := range slot {
 			if err != nil {

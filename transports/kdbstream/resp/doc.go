@@ -11,9 +11,11 @@
 // SHA1 and run as single engine transactions (see scripts.go). Anything else is
 // "-ERR unknown command", never a silent success.
 //
-// The protocol layer is github.com/tidwall/redcon: one goroutine per connection, the
-// commands of a pipeline handed over together. Consecutive pipelined XADDs become one
-// engine Append (one transaction, one fsync); a blocked XREAD/XREADGROUP runs no query
-// while it waits (the engine wakes it on appends, PostgreSQL's NOTIFY across processes),
-// so idle blocked clients cost memory only.
+// One goroutine per connection reads its requests (reader.go frames RESP multibulk
+// requests itself and leaves inline ones to github.com/tidwall/redcon's parser) and runs
+// a pipeline's commands in order, their replies going out in one write. Consecutive
+// pipelined XADDs become one engine Append (one transaction, one fsync), also when the
+// pipeline arrives in several reads; a blocked XREAD/XREADGROUP runs no query while it
+// waits (the engine wakes it on appends, PostgreSQL's NOTIFY across processes) and
+// holds no read buffer, so idle blocked clients cost memory only.
 package resp

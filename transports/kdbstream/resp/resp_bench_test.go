@@ -13,19 +13,25 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
 // The front through go-redis against the same client on the machine's Redis, in one
 // run (internal/cmd/benchtable prints hub vs base_redis). SQLite runs in WAL with
 // synchronous=FULL: every acknowledged XADD is fsynced (Redis here: no AOF). One op is
-// one entry.
+// one entry. base_engine is the engine's Append of the same batches in process.
 
 const benchPipeline = 100
 
-// benchXAdd sends b.N XADD MAXLEN ~ 100000 in pipelines of 100.
-func benchXAdd(b *testing.B, c *redis.Client, stream string) {
+// benchXAdd sends b.N XADD MAXLEN ~ 100000 in pipelines of 100; with appends (the
+// front's count of engine Appends) it reports how many Appends a pipeline became.
+func benchXAdd(b *testing.B, c *redis.Client, stream string, appends func() int64) {
 	ctx := context.Background()
 	fields := []string{"type", "user.updated", "event_id", "evt_01J0000000000000000000000", "data", `{"id":"u1"}`}
+	var before int64
+	if appends != nil {
+		before = appends()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i += benchPipeline {
@@ -38,18 +44,41 @@ func benchXAdd(b *testing.B, c *redis.Client, stream string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+	if appends != nil {
+		pipelines := (b.N + benchPipeline - 1) / benchPipeline
+		b.ReportMetric(float64(appends()-before)/float64(pipelines), "appends/pipeline")
+	}
 }
 
 func BenchmarkRESPXAddPipelinedSQLite(b *testing.B) {
 	b.Run("hub", func(b *testing.B) {
-		_, addr := startServer(b, openSQLite(b), Config{})
-		benchXAdd(b, dial(b, addr, 3, nil), "bench")
+		s, addr := startServer(b, openSQLite(b), Config{})
+		benchXAdd(b, dial(b, addr, 3, nil), "bench", s.appends.Load)
 	})
 	b.Run("base_redis", func(b *testing.B) {
 		c := realRedis(b, 3)
 		stream := "bench:" + testenv.Name(b)
 		b.Cleanup(func() { c.Del(context.Background(), stream) })
-		benchXAdd(b, c, stream)
+		benchXAdd(b, c, stream, nil)
+	})
+	// The engine's own Append of the same 100 XADDs, without the protocol and without
+	// a client in the process: the front's ceiling.
+	b.Run("base_engine", func(b *testing.B) {
+		eng := openSQLite(b)
+		ctx := context.Background()
+		fields := []string{"type", "user.updated", "event_id", "evt_01J0000000000000000000000", "data", `{"id":"u1"}`}
+		b.ResetTimer()
+		start := time.Now()
+		for i := 0; i < b.N; i += benchPipeline {
+			adds := make([]engine.Add, 0, benchPipeline)
+			for j := i; j < min(i+benchPipeline, b.N); j++ {
+				adds = append(adds, engine.Add{Stream: "bench", Trim: &engine.Trim{Approx: true, MaxLen: 100000, Limit: -1}, Values: fields})
+			}
+			if _, err := eng.Append(ctx, adds); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
 	})
 }
 

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
@@ -29,13 +27,14 @@ type Server struct {
 	scripts *scripts
 
 	mu      sync.Mutex
-	srv     *redcon.Server
+	ln      net.Listener
 	clients map[int64]*client
 	closed  bool
 	conns   sync.WaitGroup
 
 	nextID  atomic.Int64
 	blocked atomic.Int64 // clients in a blocking command now
+	appends atomic.Int64 // engine Appends made of pipelined XADDs (tests, benchmarks)
 }
 
 // New returns a server over eng.
@@ -62,25 +61,47 @@ func (s *Server) ListenAndServe(addr string) error {
 }
 
 // Serve accepts connections on ln (TLS on top when Config.TLS is set) until Close,
-// then returns nil.
+// then returns nil. Each connection has one goroutine that reads its commands and runs
+// them in order (serveConn).
 func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
-	srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		ln.Close()
 		return nil
 	}
-	s.srv = srv
+	s.ln = ln
 	s.mu.Unlock()
-	err := srv.Serve(ln)
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Out of file descriptors and the like: back off as net/http does.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return hub.Wrap(hub.Unavailable, err)
+		}
+		delay = 0
+		c := s.accept(nc)
+		if c == nil {
+			nc.Close()
+			continue
+		}
+		go s.serveConn(c)
 	}
-	return err
 }
 
 // Close stops the server (see Server).
@@ -91,43 +112,35 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	srv := s.srv
+	ln := s.ln
+	for _, c := range s.clients {
+		_ = c.nc.Close()
+	}
 	s.mu.Unlock()
 	s.cancel()
-	if srv != nil {
-		_ = srv.Close()
+	if ln != nil {
+		_ = ln.Close()
 	}
-	// redcon closes the connections once its accept loop ends; closing them here too
-	// makes Close independent of that goroutine's timing.
-	s.mu.Lock()
-	for _, c := range s.clients {
-		_ = c.conn.NetConn().Close()
-	}
-	s.mu.Unlock()
 	s.conns.Wait()
 	return nil
 }
 
-// accept registers a connection.
-func (s *Server) accept(conn redcon.Conn) bool {
+// accept registers a connection; nil once the server is closed.
+func (s *Server) accept(nc net.Conn) *client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		return nil
 	}
-	c := newClient(s, conn)
+	c := newClient(s, nc)
 	s.clients[c.id] = c
 	s.conns.Add(1)
-	conn.SetContext(c)
-	return true
+	return c
 }
 
-// closedConn runs when a connection's handler has returned.
-func (s *Server) closedConn(conn redcon.Conn, _ error) {
-	c, ok := conn.Context().(*client)
-	if !ok {
-		return
-	}
+// closedConn unregisters a connection whose goroutine ends.
+func (s *Server) closedConn(c *client) {
+	_ = c.nc.Close()
 	c.cancel()
 	s.mu.Lock()
 	delete(s.clients, c.id)

@@ -46,35 +46,41 @@ const (
 type Marshaler struct{}
 
 // Marshal implements wmnats.Marshaler.
+//
+// It runs once per published message, so it builds the headers with few allocations:
+// the header names of the context attributes are precomputed (headerNames), and the
+// header values share one backing array.
 func (Marshaler) Marshal(subject string, msg *message.Message) (*nats.Msg, error) {
-	h := make(nats.Header, len(msg.Metadata)+3)
+	n := len(msg.Metadata) + 2
+	h := make(nats.Header, n+1)
+	values := make([]string, 0, n)
 	var encoded []string
 	set := func(key, value string) {
 		v, enc := encodeValue(value)
 		if enc {
 			encoded = append(encoded, key)
 		}
-		h[key] = []string{v}
+		values = append(values, v)
+		h[key] = values[len(values)-1 : len(values) : len(values)]
 	}
 	binary := msg.Metadata.Get(cloudevent.MetaPrefix+"specversion") != ""
 	for k, v := range msg.Metadata {
-		key := k
+		key, known := headerNames[k]
 		switch {
-		case k == cloudevent.MetaPrefix+"datacontenttype":
-			key = HeaderContentType
+		case known:
 		case strings.HasPrefix(k, cloudevent.MetaPrefix):
 			key = HeaderPrefix + k[len(cloudevent.MetaPrefix):]
-		case k == cloudevent.MetaExtTypes:
-			key = HeaderExtTypes
 		case k == watermill.MetaDeliveries:
 			continue // the broker's count, never carried
 		case !validKey(k):
 			return nil, hub.Errorf(hub.InvalidArgument, "natsjs: metadata key %q cannot be a NATS header name", k)
+		default:
+			key = k
 		}
 		set(key, v)
 	}
 	if binary {
-		set(HeaderPrefix+"id", msg.UUID)
+		set(headerID, msg.UUID)
 	}
 	if msg.UUID != "" {
 		set(nats.MsgIdHdr, msg.UUID)
@@ -84,6 +90,22 @@ func (Marshaler) Marshal(subject string, msg *message.Message) (*nats.Msg, error
 	}
 	return &nats.Msg{Subject: subject, Data: msg.Payload, Header: h}, nil
 }
+
+// headerID is ce-id, from the message UUID in binary mode.
+const headerID = HeaderPrefix + "id"
+
+// headerNames maps the metadata keys every event has or often has to their headers
+// (an extension's is built per message).
+var headerNames = func() map[string]string {
+	m := map[string]string{
+		cloudevent.MetaPrefix + "datacontenttype": HeaderContentType,
+		cloudevent.MetaExtTypes:                   HeaderExtTypes,
+	}
+	for _, a := range []string{"specversion", "id", "source", "type", "subject", "time", "dataschema"} {
+		m[cloudevent.MetaPrefix+a] = HeaderPrefix + a
+	}
+	return m
+}()
 
 // Unmarshal implements wmnats.Unmarshaler. It accepts what Marshal writes and any
 // producer of the NATS binding (the CloudEvents SDK's, for one): header names are

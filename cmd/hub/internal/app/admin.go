@@ -18,7 +18,7 @@ func (a *App) adminServer(ctx context.Context) (*admin.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &admin.Server{Access: acc, Gatherer: a.reg, Logger: a.log, Ready: a.ready.Load, Audit: &auth.AuditLog{Logger: a.log}}
+	s := &admin.Server{Access: acc, Gatherer: a.gatherer(), Logger: a.log, Ready: a.ready.Load, Audit: &auth.AuditLog{Logger: a.log}}
 	if s.Keyring, err = a.store.Keyring(); err != nil {
 		return nil, err
 	}

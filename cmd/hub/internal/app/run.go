@@ -41,6 +41,8 @@ type App struct {
 	addrs   map[string]string
 	// stopBackground ends the access layer's background work (access.go).
 	stopBackground func()
+	// stopTracing flushes and stops the OTLP exporter (tracing.go); nil: not started.
+	stopTracing func(context.Context) error
 
 	transports []openTransport
 	started    []Section[registry.SourceModule]
@@ -76,6 +78,9 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 			a = nil
 		}
 	}()
+	if a.stopTracing, err = startTracing(ctx, cfg, p.Env, p.Logger); err != nil {
+		return nil, err
+	}
 
 	opts := []hub.Option{hub.WithLogger(p.Logger), hub.WithRegisterer(a.reg), hub.WithRegistry(p.Schemas),
 		hub.WithCloseTimeout(cfg.ShutdownTimeout / 2)} // the rest of the bound is for the ledger and transports
@@ -135,7 +140,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 	}
 	if cfg.Metrics.Listen != "" {
-		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.reg), config.TLS{}); err != nil {
+		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.gatherer()), config.TLS{}); err != nil {
 			return a, err
 		}
 	}
@@ -298,6 +303,12 @@ func (a *App) Close(ctx context.Context) error {
 	a.servers = nil
 	if err := a.store.Close(); err != nil {
 		errs = append(errs, err)
+	}
+	if a.stopTracing != nil {
+		if err := a.stopTracing(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("tracing: %w", err))
+		}
+		a.stopTracing = nil
 	}
 	return errors.Join(errs...)
 }

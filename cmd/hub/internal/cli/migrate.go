@@ -7,7 +7,6 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
@@ -53,11 +52,11 @@ database unreachable, 2 usage.`,
 			if redisURL == "" {
 				return exitf(ExitUsage, "give --redis URL or set %s", redisstream.EnvURL)
 			}
-			opts, _, err := redisstream.ParseURL(redisURL, redisstream.Config{})
+			opts, _, err := redisstream.ParseClientURL(redisURL, redisstream.Config{})
 			if err != nil {
 				return exitf(ExitUsage, "%v", err)
 			}
-			rdb := redis.NewClient(opts)
+			rdb := opts.NewClient()
 			defer rdb.Close()
 			if err := rdb.Ping(cmd.Context()).Err(); err != nil {
 				return exitf(ExitUnavailable, "redis %s: %v", hubstreams.Redact(redisURL), err)

@@ -68,7 +68,7 @@ func runHub(ctx context.Context, env *Env, g *globals, f *runFlags) error {
 		}
 		return silent(ExitInvalid)
 	}
-	logger := newLogger(env.Stderr, g, &file.Config)
+	logger := app.WithInstance(newLogger(env.Stderr, g, &file.Config), &file.Config)
 	plan, ps := app.Build(file, lookup, logger)
 	if len(ps) > 0 {
 		for _, p := range ps {

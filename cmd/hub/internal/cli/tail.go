@@ -215,7 +215,7 @@ func (k kdbReader) after(ctx context.Context, id string, poll time.Duration) ([]
 func (k kdbReader) close() error { return k.eng.Close() }
 
 type redisReader struct {
-	c      *redis.Client
+	c      redis.UniversalClient
 	stream string
 }
 
@@ -226,11 +226,11 @@ func openRedisReader(env *Env, url, stream string) (reader, error) {
 	if url == "" {
 		return nil, fmt.Errorf("no Redis URL: give --redis URL or set %s", redisstream.EnvURL)
 	}
-	opts, _, err := redisstream.ParseURL(url, redisstream.Config{})
+	opts, _, err := redisstream.ParseClientURL(url, redisstream.Config{})
 	if err != nil {
 		return nil, err
 	}
-	return &redisReader{c: redis.NewClient(opts), stream: stream}, nil
+	return &redisReader{c: opts.NewClient(), stream: stream}, nil
 }
 
 func (r *redisReader) last(ctx context.Context) (string, error) {

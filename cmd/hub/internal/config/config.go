@@ -58,6 +58,10 @@ type Config struct {
 	Failures Failures `yaml:"failures"`
 	// ShutdownTimeout bounds the drain after SIGTERM. Default 15s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// InstanceID names this process among the replicas of a deployment: every log line
+	// carries it as "instance" and every metric as the hub_instance label. Default
+	// "<hostname>-<pid>" (app.InstanceID). Letters, digits and ".-_:", at most 128.
+	InstanceID string `yaml:"instance_id"`
 }
 
 // Log is the slog configuration; --log-level and --log-format override it.
@@ -71,6 +75,12 @@ type Log struct {
 type Store struct {
 	// SQLite is the database file path; its directory is created at start.
 	SQLite string `yaml:"sqlite"`
+	// StreamsSQLite, with SQLite, is the file of the kdbstream streams; empty: the
+	// same file. A file of their own gives the streams their own writer: SQLite has
+	// one writer per file, and the ledger and the stream relay would otherwise wait on
+	// each other's locks. A SQLite file that already holds streams keeps them (the
+	// setting is then ignored, with a warning), so an upgrade loses nothing.
+	StreamsSQLite string `yaml:"streams_sqlite"`
 	// Postgres is a PostgreSQL DSN (postgres://user:pass@host:5432/db?sslmode=...).
 	Postgres string `yaml:"postgres"`
 	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default public.

@@ -51,7 +51,24 @@ func (c *Config) validateTop() error {
 	if c.ShutdownTimeout < 0 {
 		return Field("shutdown_timeout", "must not be negative")
 	}
+	if c.InstanceID != "" && !validInstanceID(c.InstanceID) {
+		return Field("instance_id", "%q: want letters, digits and . - _ : (at most 128)", c.InstanceID)
+	}
 	return nil
+}
+
+// validInstanceID accepts what is safe in a log attribute and a Prometheus label value
+// without quoting surprises: letters, digits, '.', '-', '_', ':'.
+func validInstanceID(s string) bool {
+	if len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l Log) validate() error {
@@ -76,6 +93,9 @@ func (s Store) validate() error {
 	}
 	if s.Postgres != "" && !strings.HasPrefix(s.Postgres, "postgres://") && !strings.HasPrefix(s.Postgres, "postgresql://") {
 		errs = append(errs, Field("postgres", "expected a postgres:// URL"))
+	}
+	if s.StreamsSQLite != "" && s.SQLite == "" {
+		errs = append(errs, Field("streams_sqlite", "applies to store.sqlite only"))
 	}
 	if s.Schema != "" && s.Postgres == "" {
 		errs = append(errs, Field("schema", "schema applies to store.postgres only"))

@@ -21,14 +21,25 @@ type published struct {
 // already accepted within the window are left out (duplicates), and when one id was
 // accepted with other content nothing is published at all (conflicts, a 409).
 func (h *Handler) publish(ctx context.Context, evs []*cloudevent.Event, batch bool) (published, error) {
+	verdicts, err := h.admit(ctx, evs)
+	if err != nil {
+		return published{}, err
+	}
+	return h.judged(evs, verdicts, batch), nil
+}
+
+// admit publishes evs, through the deduper when there is one (then it returns one
+// verdict per event; nil without a deduper). Group commit calls it with the events of
+// several requests.
+func (h *Handler) admit(ctx context.Context, evs []*cloudevent.Event) ([]hub.Admission, error) {
 	if h.Deduper == nil {
-		return published{}, h.Publisher.Publish(ctx, evs...)
+		return nil, h.Publisher.Publish(ctx, evs...)
 	}
 	keys := make([]hub.EventKey, len(evs))
 	for i, ev := range evs {
 		keys[i] = hub.KeyOf(ev)
 	}
-	verdicts, err := h.Deduper.Admit(ctx, keys, h.DedupeWindow, func(ctx context.Context, fresh []int) error {
+	return h.Deduper.Admit(ctx, keys, h.DedupeWindow, func(ctx context.Context, fresh []int) error {
 		pick := evs
 		if len(fresh) != len(evs) {
 			pick = make([]*cloudevent.Event, len(fresh))
@@ -38,9 +49,10 @@ func (h *Handler) publish(ctx context.Context, evs []*cloudevent.Event, batch bo
 		}
 		return h.Publisher.Publish(ctx, pick...)
 	})
-	if err != nil {
-		return published{}, err
-	}
+}
+
+// judged turns one request's verdicts into its duplicates and conflicts.
+func (h *Handler) judged(evs []*cloudevent.Event, verdicts []hub.Admission, batch bool) published {
 	var res published
 	window := h.DedupeWindow
 	if window <= 0 {
@@ -63,7 +75,7 @@ func (h *Handler) publish(ctx context.Context, evs []*cloudevent.Event, batch bo
 	if len(res.conflicts) > 0 {
 		res.duplicates = nil // nothing of the request was accepted
 	}
-	return res, nil
+	return res
 }
 
 // CodeIDConflict marks the field errors of a 409: an id reused for other content.

@@ -67,6 +67,9 @@ type Handler struct {
 	// RequireULIDIDs refuses ids that are not evt_<ULID> (C1); ids are always at most
 	// MaxIDLength characters (ids.go).
 	RequireULIDIDs bool
+	// Group, when set, publishes the events of concurrent requests together (group
+	// commit, group.go); each request is still answered after its group's commit.
+	Group *Group
 }
 
 // Accepted is the 202 body. IDs lists every event of the request, in order; Duplicates
@@ -160,7 +163,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, fes)
 		return
 	}
-	res, err := h.publish(r.Context(), evs, batch)
+	var res published
+	if h.Group != nil {
+		res, err = h.Group.publish(h, r.Context(), evs, batch)
+	} else {
+		res, err = h.publish(r.Context(), evs, batch)
+	}
 	if err != nil {
 		h.publishFailed(w, r, err)
 		return

@@ -21,6 +21,14 @@ type Options struct {
 	// RequireULIDIDs refuses events whose id is not evt_<ULID> (C1), for publishers the
 	// operator controls. Default false: CloudEvents allows any id.
 	RequireULIDIDs bool `yaml:"require_ulid_ids"`
+	// NoGroupCommit publishes every request on its own (one transaction and commit
+	// each). Default false: concurrent requests are published together (group.go),
+	// each answered only once its group committed, so N small requests cost about one
+	// commit.
+	NoGroupCommit bool `yaml:"no_group_commit"`
+	// GroupCommit tunes the grouping: window (default 0: only the requests already
+	// waiting), max_requests (64), max_events (1000), committers (2).
+	GroupCommit GroupConfig `yaml:"group_commit"`
 }
 
 // SetDefaults fills the zero fields.

@@ -55,7 +55,8 @@ type HTTPSource struct {
 
 	deduper      hub.EventDeduper // nil: no_dedupe
 	closeDeduper func() error
-	outboxOnly   bool // every route is an outbox route (dedupe.Config.OutboxOnly)
+	group        *ingress.Group // group commit, from Start to Close; nil: no_group_commit
+	outboxOnly   bool           // every route is an outbox route (dedupe.Config.OutboxOnly)
 }
 
 // HubModule registers source.http.
@@ -116,6 +117,7 @@ func (s *HTTPSource) Handler(rt *registry.Runtime, acc *ingress.Access) http.Han
 	if rt.Schemas != nil {
 		h.Validator = rt.Schemas
 	}
+	h.Group = s.group // set by Start unless no_group_commit
 	mux := http.NewServeMux()
 	mux.Handle(s.Path, h)
 	if acc == nil {
@@ -147,6 +149,13 @@ func (s *HTTPSource) Start(ctx context.Context, rt *registry.Runtime) error {
 	if err != nil {
 		_ = s.closeDeduper()
 		return fmt.Errorf("ingress: %w", err)
+	}
+	if !s.NoGroupCommit {
+		if s.group, err = ingress.NewGroup(s.GroupCommit); err != nil {
+			_ = ln.Close()
+			_ = s.closeDeduper()
+			return fmt.Errorf("ingress: group_commit: %w", err)
+		}
 	}
 	s.addr = ln.Addr().String()
 	if tlsCfg != nil {
@@ -186,6 +195,10 @@ func (s *HTTPSource) Close(ctx context.Context) error {
 	}
 	err := s.srv.Shutdown(ctx)
 	<-s.done
+	if s.group != nil {
+		s.group.Close() // after Shutdown: no request is waiting on it any more
+		s.group = nil
+	}
 	return errors.Join(err, s.closeDeduper())
 }
 

@@ -61,5 +61,8 @@ func (s *HTTPSource) validateOptions() []error {
 	if s.DedupeMaxEntries < 0 {
 		errs = append(errs, registry.Field("dedupe_max_entries", "must not be negative"))
 	}
+	if err := s.GroupCommit.Validate(); err != nil {
+		errs = append(errs, registry.Field("group_commit", "%v", err))
+	}
 	return errs
 }

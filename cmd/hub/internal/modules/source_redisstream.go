@@ -50,7 +50,7 @@ func (m *RedisSource) Validate() error {
 	var errs []error
 	if m.URL == "" {
 		errs = append(errs, registry.Field("url", "required (or set %s)", redisstream.EnvURL))
-	} else if _, _, err := redisstream.ParseURL(m.URL, redisstream.Config{}); err != nil {
+	} else if _, _, err := redisstream.ParseClientURL(m.URL, redisstream.Config{}); err != nil {
 		errs = append(errs, registry.Field("url", "%v", err))
 	}
 	return errors.Join(append(errs, validateStreamSource(m.ConsumerConfig))...)
@@ -58,11 +58,11 @@ func (m *RedisSource) Validate() error {
 
 // Start connects and consumes in the background.
 func (m *RedisSource) Start(ctx context.Context, rt *registry.Runtime) error {
-	opts, _, err := redisstream.ParseURL(m.URL, redisstream.Config{})
+	opts, _, err := redisstream.ParseClientURL(m.URL, redisstream.Config{})
 	if err != nil {
 		return err
 	}
-	m.client = redis.NewClient(opts)
+	m.client = opts.NewClient()
 	cfg := streamSourceConfig(m.ConsumerConfig, rt)
 	if m.Idempotency == nil || *m.Idempotency {
 		cfg.Idempotency = redisstream.NewIdempotencyStore(m.client, "")
@@ -93,7 +93,7 @@ func (m *RedisSource) DLQ() ops.DLQ {
 	if m.client == nil {
 		return ops.DLQ{}
 	}
-	return ops.DLQ{Redis: redisstream.NewDLQ(m.client, sourceDLQStream(m.ConsumerConfig))}
+	return ops.DLQ{Redis: redisstream.NewDLQ(m.client, m.dlqStream())}
 }
 
 // StreamStatus reports the stream with the group's progress.
@@ -112,3 +112,12 @@ var (
 	_ ops.DLQProvider       = (*RedisSource)(nil)
 	_ ops.StreamStatuser    = (*RedisSource)(nil)
 )
+
+// dlqStream is the group's dead-letter stream: the configured one, or the default for
+// the client (on Redis Cluster one in the stream's hash slot).
+func (m *RedisSource) dlqStream() string {
+	if m.DLQStream != "" {
+		return m.DLQStream
+	}
+	return redisstream.DLQStreamFor(m.client, m.Stream)
+}

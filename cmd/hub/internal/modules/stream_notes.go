@@ -32,7 +32,7 @@ func streamNotes(sel streams.Selection, ret streams.Retention, w streams.Wire) [
 func (m *RedisTransport) Notes() []string {
 	cfg := m.Config
 	if m.URL != "" {
-		if _, c, err := redisstream.ParseURL(m.URL, cfg); err == nil {
+		if _, c, err := redisstream.ParseClientURL(m.URL, cfg); err == nil {
 			cfg = c
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/config"
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/streams"
 )
 
@@ -84,9 +85,11 @@ func sourceDLQStream(cc streams.ConsumerConfig) string {
 // publishHandler is the handler every queue and stream source runs: publish the event
 // into the hub. An error (hub closed, outbox down) leaves the message for redelivery.
 func publishHandler(rt *registry.Runtime) func(ctx context.Context, ev *cloudevent.Event) error {
-	return func(ctx context.Context, ev *cloudevent.Event) error {
+	// A consumer span per event, child of the publisher's span the event carries, so a
+	// trace runs on from the producing service (or replica) through this source.
+	return hub.TracedHandler("source", func(ctx context.Context, ev *cloudevent.Event) error {
 		return rt.Publisher.Publish(ctx, ev)
-	}
+	}, nil)
 }
 
 // openStream is what a stream transport module offers the admin API once open (the

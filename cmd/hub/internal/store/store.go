@@ -85,7 +85,7 @@ func (s *Store) KDB(ctx context.Context) (*engine.Engine, error) {
 	}
 	cfg := engine.Config{Driver: engine.DriverPostgres, DSN: s.cfg.Postgres, Schema: s.cfg.Schema}
 	if s.cfg.SQLite != "" {
-		p, err := s.sqlitePath()
+		p, err := s.streamsPath(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("open kdbstream: %w", err)
 		}
