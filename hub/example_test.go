@@ -197,3 +197,23 @@ func ExampleWithDefaultSubject() {
 	// <nil>
 	// tenant
 }
+
+func ExampleWithFilter() {
+	h, _ := hub.New()
+	broker := memtransport.NewBroker()
+	pro, _ := memtransport.New(broker, memtransport.Config{Stream: "events.pro", Name: "pro"})
+
+	// Only acme's pro-plan events take this route; a bad expression fails Forward with
+	// its line:col.
+	if err := h.Forward("subscription.*", pro, hub.WithFilter("tenantid = 'acme' AND data.plan = 'pro'")); err != nil {
+		panic(err)
+	}
+	for _, plan := range []string{"free", "pro"} {
+		ev := cloudevent.New("/billing", "subscription.changed").SetTenantID("acme")
+		_ = ev.SetData("application/json", map[string]string{"plan": plan})
+		_ = h.Publish(context.Background(), ev)
+	}
+	_ = h.Close()
+	fmt.Println(broker.Len("events.pro"))
+	// Output: 1
+}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,12 @@ type Config struct {
 	// endpoint's Controls.MaxQueued overrides it); fan-out past it fails with
 	// ResourceExhausted (fanout.go). Default 0 = no cap.
 	MaxQueuedPerEndpoint int `yaml:"max_queued_per_endpoint"`
+
+	// Proxy sends every delivery through this HTTP CONNECT proxy
+	// (http://[user:pass@]host:port), e.g. one with a static egress IP; an endpoint's
+	// Controls.Proxy overrides it. The SSRF rules still apply before the CONNECT
+	// (proxy.go). Default none.
+	Proxy string `yaml:"proxy"`
 
 	// Allow exempts destinations from the SSRF rules (H4): CIDRs ("10.1.0.0/16"), IPs,
 	// host names or "*.domain". For private deployments and tests; every entry is an
@@ -222,5 +229,19 @@ func (c *Config) Validate() error {
 	if _, err := newGuard(c.Allow, nil); err != nil {
 		return err
 	}
+	if c.Proxy != "" {
+		if _, err := checkProxyURL(c.Proxy); err != nil {
+			return fmt.Errorf("webhook: Proxy: %w", err)
+		}
+	}
 	return nil
+}
+
+// proxyURL is Proxy parsed (Validate has checked it); nil for none.
+func (c *Config) proxyURL() *url.URL {
+	if c.Proxy == "" {
+		return nil
+	}
+	u, _ := checkProxyURL(c.Proxy)
+	return u
 }

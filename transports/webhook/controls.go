@@ -37,6 +37,11 @@ type Controls struct {
 	// dead); an event that would exceed it is refused at fan-out with
 	// ResourceExhausted (fanout.go). 0 = the transport's Config.MaxQueuedPerEndpoint.
 	MaxQueued int `json:"max_queued,omitempty"`
+	// Proxy sends this endpoint's deliveries through an HTTP CONNECT proxy
+	// (http://[user:pass@]host:port), overriding Config.Proxy (proxy.go).
+	Proxy string `json:"proxy,omitempty"`
+	// TLS is the endpoint's client certificate, CA bundle and minimum version (tls.go).
+	TLS TLS `json:"tls,omitzero"`
 }
 
 // compiledControls is what a Controls compiles to, kept beside the endpoint.
@@ -70,6 +75,14 @@ func (c *Controls) compile() (compiledControls, error) {
 		return cc, err
 	}
 	if err := c.Ordering.validate(); err != nil {
+		return cc, err
+	}
+	if c.Proxy != "" {
+		if _, err := checkProxyURL(c.Proxy); err != nil {
+			return cc, hub.Wrap(hub.InvalidArgument, err)
+		}
+	}
+	if err := c.TLS.validate(); err != nil {
 		return cc, err
 	}
 	if c.MaxQueued < 0 {

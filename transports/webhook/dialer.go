@@ -2,9 +2,11 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -29,24 +31,9 @@ func (g *guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 		if err != nil {
 			return nil, err
 		}
-		allowedHost := g.hostAllowed(host)
-		var ips []netip.Addr
-		if ip, err := netip.ParseAddr(host); err == nil {
-			ips = []netip.Addr{ip}
-		} else {
-			if ips, err = g.resolver.LookupNetIP(ctx, "ip", host); err != nil {
-				return nil, err
-			}
-			if len(ips) == 0 {
-				return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-			}
-		}
-		if !allowedHost {
-			for _, ip := range ips {
-				if err := g.checkAddr(host, ip); err != nil {
-					return nil, err
-				}
-			}
+		ips, allowedHost, err := g.vetted(ctx, host)
+		if err != nil {
+			return nil, err
 		}
 		dialer := *d
 		if !allowedHost {
@@ -69,6 +56,32 @@ func (g *guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 	}
 }
 
+// vetted resolves host once and checks every answer against the SSRF rules (unless
+// the host is allow-listed): the addresses a connection to host may use, whether
+// directly or through an egress proxy's CONNECT (proxy.go).
+func (g *guard) vetted(ctx context.Context, host string) ([]netip.Addr, bool, error) {
+	allowedHost := g.hostAllowed(host)
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		if ips, err = g.resolver.LookupNetIP(ctx, "ip", host); err != nil {
+			return nil, false, err
+		}
+		if len(ips) == 0 {
+			return nil, false, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+		}
+	}
+	if !allowedHost {
+		for _, ip := range ips {
+			if err := g.checkAddr(host, ip); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return ips, allowedHost, nil
+}
+
 // control is the net.Dialer.Control backstop: it sees the numeric address of every
 // socket right before connect(), whatever path led there.
 func (g *guard) control(host string) func(network, address string, c syscall.RawConn) error {
@@ -84,11 +97,19 @@ func (g *guard) control(host string) func(network, address string, c syscall.Raw
 // newHTTPClient builds the delivery client: no proxy from the environment (a proxy
 // would resolve and connect on our behalf, defeating the dial check), no redirects,
 // the guarded dialer, a per-attempt timeout applied by the caller's context.
-func newHTTPClient(g *guard, maxConnsPerHost int) *http.Client {
+//
+// With proxy set, every connection is a CONNECT tunnel through it (proxy.go), to an
+// address vetted here first.
+// tlsConf, when set, is the endpoint's TLS (client certificate, CAs, minimum version).
+func newHTTPClient(g *guard, maxConnsPerHost int, proxy *url.URL, tlsConf ...*tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := g.dialContext(d)
+	if proxy != nil {
+		dial = g.proxyDial(d, proxy)
+	}
 	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           g.dialContext(d),
+		DialContext:           dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          1000,
 		MaxIdleConnsPerHost:   maxConnsPerHost,
@@ -97,6 +118,9 @@ func newHTTPClient(g *guard, maxConnsPerHost int) *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 0, // bounded by the attempt context
+	}
+	if len(tlsConf) > 0 && tlsConf[0] != nil {
+		tr.TLSClientConfig = tlsConf[0]
 	}
 	return &http.Client{
 		Transport: tr,

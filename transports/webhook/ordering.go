@@ -92,8 +92,8 @@ func validExtensionName(s string) bool {
 // only when a predecessor ends otherwise (dead under skip, resent under hold).
 const (
 	orderPollMin  = 50 * time.Millisecond
-	orderPollBusy = 200 * time.Millisecond // the predecessor is running or queued
-	orderPollMax  = 5 * time.Second        // waiting on a retry far ahead, or held
+	orderPollBusy = 50 * time.Millisecond // the predecessor is running or queued
+	orderPollMax  = 5 * time.Second       // waiting on a retry far ahead, or held
 )
 
 // orderKeyOf is the delivery's ordering key for ev at ep, "" when ep is not ordered.
@@ -131,7 +131,11 @@ func (t *Transport) argExpr(key string) string {
 }
 
 // orderWait returns how long the delivery must wait for its predecessors, 0 when it
-// is the oldest unfinished one of its key.
+// is the oldest unfinished one of its key. It sleeps on the nearest unfinished
+// predecessor, not the oldest: a key's waiting deliveries form a chain in which only
+// the head's successor polls briefly, each of the others sleeps until about when the
+// one before it is next due, and every delivered one wakes the next (nudgeNext), so a
+// long key costs the database a few queries per delivery, not a poll per waiter.
 func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[deliveryArgs], now time.Time) (time.Duration, error) {
 	if job.Args.OrderKey == "" {
 		return 0, nil
@@ -143,7 +147,7 @@ func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[
 	var prev int64
 	err := t.st.db.QueryRowContext(ctx, `SELECT id FROM `+t.l.Table("river_job")+`
 		WHERE kind = 'webhook_delivery' AND `+t.argExpr("endpoint_id")+` = $1 AND `+t.argExpr("order_key")+` = $2
-		AND id < $3 AND state IN (`+states+`) ORDER BY id LIMIT 1`,
+		AND id < $3 AND state IN (`+states+`) ORDER BY id DESC LIMIT 1`,
 		job.Args.EndpointID, job.Args.OrderKey, job.ID).Scan(&prev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
@@ -156,10 +160,15 @@ func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[
 		return orderPollBusy, nil //nolint:nilerr // gone since the query (finished, deleted): look again soon
 	}
 	switch row.State {
-	case rivertype.JobStateRetryable, rivertype.JobStateScheduled:
-		return min(orderPollMax, max(orderPollMin, row.ScheduledAt.Sub(now)+orderPollMin)), nil
 	case rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
 		return orderPollMax, nil
+	case rivertype.JobStateRunning:
+		return orderPollBusy, nil
+	}
+	// Queued, retrying or asleep (a short snooze is "available" with a time ahead):
+	// until it is due, and a little after.
+	if ahead := row.ScheduledAt.Sub(now); ahead > 0 {
+		return min(orderPollMax, ahead+orderPollMin), nil
 	}
 	return orderPollBusy, nil
 }
@@ -178,7 +187,9 @@ func (t *Transport) nudgeNext(ctx context.Context, job *river.Job[deliveryArgs])
 		WHERE kind = 'webhook_delivery' AND `+t.argExpr("endpoint_id")+` = $1 AND `+t.argExpr("order_key")+` = $2
 		AND id > $3 AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') ORDER BY id LIMIT 1`,
 		job.Args.EndpointID, job.Args.OrderKey, job.ID).Scan(&next, &state)
-	if err != nil || state != string(rivertype.JobStateScheduled) {
+	// Asleep: scheduled, or (a short snooze) available with a time still ahead, which
+	// JobRetry brings to now. A retry waiting out its backoff is retryable: left alone.
+	if err != nil || state != string(rivertype.JobStateScheduled) && state != string(rivertype.JobStateAvailable) {
 		return
 	}
 	if _, err := t.l.JobRetry(ctx, next); err != nil {

@@ -62,7 +62,11 @@ func (t *Transport) attempt(ctx context.Context, ep *Endpoint, args *deliveryArg
 	if err != nil {
 		return result{err: err, code: hub.Code(err), outcome: invalid}
 	}
-	resp, err := t.client.Do(req)
+	client, err := t.client.forEndpoint(ep)
+	if err != nil {
+		return result{err: err, code: hub.InvalidArgument, outcome: invalid}
+	}
+	resp, err := client.Do(req)
 	elapsed := time.Since(now)
 	if err != nil {
 		code, out := classifyErr(err)

@@ -123,6 +123,11 @@ func (s store) scanEndpoint(r scanner, open bool) (*Endpoint, error) {
 	if err := json.Unmarshal([]byte(controls), &e.Controls); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: controls: %w", e.ID, err)
 	}
+	if open {
+		if err := s.openTLS(e.ID, &e.Controls.TLS); err != nil {
+			return nil, err
+		}
+	}
 	if err := json.Unmarshal([]byte(secrets), &e.Secrets); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: secrets: %w", e.ID, err)
 	}
@@ -152,7 +157,10 @@ func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
 		return err
 	}
 	patterns, _ := json.Marshal(e.Patterns)
-	controls, _ := json.Marshal(e.Controls)
+	controls, err := s.sealControls(e.ID, e.Controls)
+	if err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return dbErr("create endpoint", err)
@@ -233,7 +241,10 @@ func (s store) saveEndpoint(ctx context.Context, e *Endpoint) (bool, error) {
 		return false, err
 	}
 	patterns, _ := json.Marshal(e.Patterns)
-	controls, _ := json.Marshal(e.Controls)
+	controls, err := s.sealControls(e.ID, e.Controls)
+	if err != nil {
+		return false, err
+	}
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $2, secrets = $3, patterns = $4,
 		tenant_id = $5, enabled = $6, disabled_reason = $7, description = $8, updated_at = $9, version = version + 1,
 		controls = $11
@@ -284,4 +295,18 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// sealControls is the controls column for endpoint id: JSON, the TLS client key
+// encrypted (tls.go).
+func (s store) sealControls(id string, c Controls) (string, error) {
+	var err error
+	if c.TLS, err = s.sealTLS(id, c.TLS); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", hub.Wrap(hub.Internal, err)
+	}
+	return string(b), nil
 }

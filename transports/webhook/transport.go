@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +29,7 @@ type Transport struct {
 	l      *ledger.Ledger
 	st     store
 	guard  *guard
-	client *http.Client
+	client *clients
 	policy retryPolicy
 	br     *breakers
 	m      *metrics
@@ -101,7 +100,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		l:       l,
 		st:      store{db: l.DB(), ring: cfg.Keyring},
 		guard:   g,
-		client:  newHTTPClient(g, cfg.MaxConnsPerHost),
+		client:  &clients{g: g, maxConnsPerHost: cfg.MaxConnsPerHost, proxy: cfg.proxyURL(), direct: newHTTPClient(g, cfg.MaxConnsPerHost, cfg.proxyURL())},
 		policy:  retryPolicy{schedule: cfg.RetrySchedule, jitter: cfg.Jitter, maxRetryAfter: cfg.MaxRetryAfter},
 		log:     cfg.Logger.With("transport", cfg.Name),
 		unique:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
@@ -302,7 +301,7 @@ func (t *Transport) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
-	t.client.CloseIdleConnections()
+	t.client.closeIdle()
 	return nil
 }
 

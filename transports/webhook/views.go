@@ -44,8 +44,14 @@ func (e *Endpoint) View() EndpointView {
 // view is c for an operator view: nil when nothing is set, header values redacted.
 func (c Controls) view() *Controls {
 	if c.Filter == "" && len(c.Headers) == 0 && c.Signature == (Signature{}) && c.RateLimit == (RateLimit{}) &&
-		c.Ordering == (Ordering{}) && c.MaxQueued == 0 {
+		c.Ordering == (Ordering{}) && c.MaxQueued == 0 && c.Proxy == "" && c.TLS.isZero() {
 		return nil
+	}
+	if c.TLS.ClientKey != "" {
+		c.TLS.ClientKey = redactedHeader // never shown, like the signing secrets
+	}
+	if u, err := checkProxyURL(c.Proxy); err == nil {
+		c.Proxy = redactURL(u) // proxy credentials are not shown either
 	}
 	if len(c.Headers) > 0 {
 		h := make(map[string]string, len(c.Headers))

@@ -12,6 +12,8 @@ type controlsBody struct {
 	RateLimit *webhook.RateLimit `json:"rate_limit"`
 	Ordering  *webhook.Ordering  `json:"ordering"`
 	MaxQueued *int               `json:"max_queued"`
+	Proxy     *string            `json:"proxy"`
+	TLS       *webhook.TLS       `json:"tls"`
 }
 
 // merge returns cur with the members of b that are set.
@@ -36,6 +38,12 @@ func (b *controlsBody) merge(cur webhook.Controls) webhook.Controls {
 	}
 	if b.MaxQueued != nil {
 		cur.MaxQueued = *b.MaxQueued
+	}
+	if b.Proxy != nil {
+		cur.Proxy = *b.Proxy
+	}
+	if b.TLS != nil {
+		cur.TLS = *b.TLS
 	}
 	return cur
 }

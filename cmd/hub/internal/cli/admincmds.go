@@ -81,9 +81,12 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 	var types []string
 	var enable, disable bool
 	var ctl controlFlags
+	var ctlErr error
 	body := func(cmd *cobra.Command) map[string]any {
 		b := map[string]any{}
-		if c := ctl.body(cmd); len(c) > 0 {
+		c, err := ctl.body(cmd)
+		ctlErr = err
+		if len(c) > 0 {
 			b["controls"] = c
 		}
 		if epURL != "" {
@@ -119,7 +122,11 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 			if epURL == "" {
 				return exitf(ExitUsage, "--url is required")
 			}
-			return c.do(cmd, http.MethodPost, "/endpoints", nil, body(cmd))
+			b := body(cmd)
+			if ctlErr != nil {
+				return ctlErr
+			}
+			return c.do(cmd, http.MethodPost, "/endpoints", nil, b)
 		})
 	addFields(create)
 	update := sub("update <id>", "Change an endpoint's URL, types, tenant or enabled flag",
@@ -128,7 +135,11 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 			if enable && disable {
 				return exitf(ExitUsage, "--enable and --disable exclude each other")
 			}
-			return c.do(cmd, http.MethodPatch, "/endpoints/"+url.PathEscape(a[0]), nil, body(cmd))
+			b := body(cmd)
+			if ctlErr != nil {
+				return ctlErr
+			}
+			return c.do(cmd, http.MethodPatch, "/endpoints/"+url.PathEscape(a[0]), nil, b)
 		})
 	addFields(update)
 	update.Flags().BoolVar(&enable, "enable", false, "enable the endpoint")

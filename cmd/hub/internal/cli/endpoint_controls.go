@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,11 +11,12 @@ import (
 // Each flag given sets its control (members of the body's "controls"); on update, the
 // controls not named stay as they are.
 type controlFlags struct {
-	filter, sigScheme, sigHeader, orderKey, onDead string
-	headers                                        []string
-	rps                                            float64
-	burst, maxQueued                               int
-	ordered                                        bool
+	filter, sigScheme, sigHeader, orderKey, onDead, proxy string
+	tlsCert, tlsKey, tlsCA, tlsMin                        string
+	headers                                               []string
+	rps                                                   float64
+	burst, maxQueued                                      int
+	ordered                                               bool
 }
 
 func (f *controlFlags) add(c *cobra.Command) {
@@ -28,13 +30,32 @@ func (f *controlFlags) add(c *cobra.Command) {
 	fl.BoolVar(&f.ordered, "ordered", false, "deliver one key at a time, in order (--ordered=false turns it off)")
 	fl.StringVar(&f.orderKey, "order-key", "", "ordering key: subject (default) or an extension name")
 	fl.StringVar(&f.onDead, "on-dead", "", "a dead delivery of an ordered key: hold (default) or skip")
+	fl.StringVar(&f.proxy, "proxy", "", "HTTP CONNECT proxy for this endpoint, http://host:port (\"\" : the transport's)")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM file of the client certificate (mTLS)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM file of its private key (stored encrypted)")
+	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CAs trusted for the receiver")
+	fl.StringVar(&f.tlsMin, "tls-min-version", "", "lowest TLS version: 1.2 (default) or 1.3")
 	fl.IntVar(&f.maxQueued, "max-queued", 0, "cap on deliveries waiting for this endpoint (0: the transport's)")
 }
 
 // body is the "controls" member for the flags the command was given.
-func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
+func (f *controlFlags) body(cmd *cobra.Command) (map[string]any, error) {
 	b := map[string]any{}
 	changed := cmd.Flags().Changed
+	if changed("tls-cert") || changed("tls-key") || changed("tls-ca") || changed("tls-min-version") {
+		t := map[string]string{"min_version": f.tlsMin}
+		for name, path := range map[string]string{"client_cert": f.tlsCert, "client_key": f.tlsKey, "ca": f.tlsCA} {
+			if path == "" {
+				continue
+			}
+			pemText, err := os.ReadFile(path)
+			if err != nil {
+				return nil, exitf(ExitUsage, "%v", err)
+			}
+			t[name] = string(pemText)
+		}
+		b["tls"] = t
+	}
 	if changed("filter") {
 		b["filter"] = f.filter
 	}
@@ -58,8 +79,11 @@ func (f *controlFlags) body(cmd *cobra.Command) map[string]any {
 	if changed("ordered") || changed("order-key") || changed("on-dead") {
 		b["ordering"] = map[string]any{"enabled": f.ordered || changed("order-key") || changed("on-dead"), "key": f.orderKey, "on_dead": f.onDead}
 	}
+	if changed("proxy") {
+		b["proxy"] = f.proxy
+	}
 	if changed("max-queued") {
 		b["max_queued"] = f.maxQueued
 	}
-	return b
+	return b, nil
 }
