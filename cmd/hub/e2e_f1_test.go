@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,8 +110,12 @@ func metricsText(t *testing.T, admin string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	// Every series carries the replica's hub_instance label; the assertions here are
+	// about one process, so they read the series without it.
+	return instanceLabel.ReplaceAllString(string(b), "")
 }
+
+var instanceLabel = regexp.MustCompile(`hub_instance="[^"]*",?`)
 
 func grepLines(s, sub string) string {
 	var out []string
