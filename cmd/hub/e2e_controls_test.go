@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/koder/eventhub/cloudevent"
 )
 
 func adminDo(t *testing.T, method, url, body string) (int, string) {
@@ -84,5 +86,46 @@ admin: {listen: `+admin+`}
 	if v.Controls.Filter != "data.plan = 'team'" || v.Controls.Signature.Scheme != "stripe" || v.Controls.RateLimit.RPS != 5 ||
 		v.Controls.Headers["Authorization"] != "[redacted]" || v.Rate == nil || v.Rate.Available != 2 {
 		t.Fatalf("endpoint view after PATCH: %s", body)
+	}
+}
+
+// TestDC_FanOutLimitAtIngress: when the webhook deliveries are written in the ingress's
+// own transaction (outbox and webhooks on one store), an event over the transport's
+// max_endpoints_per_event is refused to the publisher with 429 and nothing is stored;
+// an event under the cap is accepted.
+func TestDC_FanOutLimitAtIngress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ingress, admin := freeAddr(t), freeAddr(t)
+	cfg := writeConfig(t, dir, `
+store: {sqlite: data/hub.db}
+sources:
+  ingress: {type: http, listen: "`+ingress+`"}
+transports:
+  webhooks: {type: webhook, allow: [127.0.0.1], max_endpoints_per_event: 1}
+routes:
+  - {pattern: "*", to: webhooks, delivery: outbox}
+admin: {listen: `+admin+`}
+`)
+	startHub(t, cfg, admin)
+	base := "http://" + admin + "/endpoints"
+	if status, body := adminDo(t, http.MethodPost, base, `{"url":"http://127.0.0.1:9/a","tenant":"acme"}`); status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	id := cloudevent.NewID()
+	if status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent(id)); err != nil || status != http.StatusAccepted {
+		t.Fatalf("under the cap: %d %v %s", status, err, body)
+	}
+	if status, body := adminDo(t, http.MethodPost, base, `{"url":"http://127.0.0.1:9/b","tenant":"acme"}`); status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	over := cloudevent.NewID()
+	status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent(over))
+	if err != nil || status != http.StatusTooManyRequests || !strings.Contains(string(body), "acme") {
+		t.Fatalf("over the cap: %d %v %s, want 429 naming the tenant", status, err, body)
+	}
+	status, page := adminDo(t, http.MethodGet, "http://"+admin+"/deliveries?event="+over, "")
+	if status != http.StatusOK || strings.Contains(page, over) {
+		t.Fatalf("deliveries of the refused event: %d %s, want none", status, page)
 	}
 }
