@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,13 +23,14 @@ type pgPresence struct {
 	check      time.Duration // period of the own-presence check
 	fenceAfter time.Duration // no successful check for this long: presence lost
 	graceDur   time.Duration
+	leaderKey  int64 // the schema's singleton lock, see Ledger.Leader
 	log        *slog.Logger
 }
 
 func newPGPresence(pool *pgxpool.Pool, cfg Config) *pgPresence {
 	return &pgPresence{
 		pool: pool, check: cfg.PresenceInterval / 2, fenceAfter: cfg.PresenceGrace / 2,
-		graceDur: cfg.PresenceGrace, log: cfg.Logger,
+		graceDur: cfg.PresenceGrace, leaderKey: leaderKey(cfg.Schema), log: cfg.Logger,
 	}
 }
 
@@ -57,6 +59,7 @@ func (b *pgPresence) hold(ctx context.Context, id string) (presence, error) {
 		return nil, hub.Errorf(hub.AlreadyExists, "ledger: presence lock of worker %s is held by another session", id)
 	}
 	h := &pgHeld{conn: conn, id: id, lostCh: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	h.tryLead(ctx, b)
 	go h.watch(b, started)
 	return h, nil
 }
@@ -69,9 +72,26 @@ type pgHeld struct {
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
+	leader atomic.Bool // holds the schema's singleton lock on conn
 }
 
 func (h *pgHeld) lost() <-chan struct{} { return h.lostCh }
+
+func (h *pgHeld) leads() bool { return h.leader.Load() }
+
+// tryLead takes the schema's singleton lock on the presence connection when no other
+// session holds it. The lock lives as long as the session, so a replica that dies or
+// loses its connection hands it to the next one that tries (each check period).
+func (h *pgHeld) tryLead(ctx context.Context, b *pgPresence) {
+	if h.leader.Load() {
+		return
+	}
+	var ok bool
+	if err := h.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", b.leaderKey).Scan(&ok); err == nil && ok {
+		h.leader.Store(true)
+		b.log.Info("ledger: singleton work and shared-state metrics run here", slog.String("worker", h.id))
+	}
+}
 
 // watch pings the lock's connection every check period. Any failure, or no success
 // for fenceAfter, means the session (and the lock) may be gone: the presence is lost
@@ -101,10 +121,14 @@ func (h *pgHeld) watch(b *pgPresence, lastOK time.Time) {
 				err = fmt.Errorf("no successful check for %s", b.fenceAfter)
 			}
 			b.log.Warn("ledger: presence lost", slog.String("worker", h.id), slog.String("error", err.Error()))
+			h.leader.Store(false)
 			close(h.lostCh)
 			return
 		}
 		lastOK = start
+		ctx, cancel = context.WithDeadline(context.Background(), lastOK.Add(b.fenceAfter))
+		h.tryLead(ctx, b)
+		cancel()
 	}
 }
 
@@ -113,6 +137,7 @@ func (h *pgHeld) release() {
 	h.once.Do(func() {
 		close(h.stop)
 		<-h.done
+		h.leader.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = h.conn.Close(ctx)

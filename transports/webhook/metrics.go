@@ -10,15 +10,17 @@ import (
 )
 
 // metrics are the transport's collectors. The breaker gauge is read from the database
-// at scrape time (a Collector, not a Gauge this process sets), so every replica
-// exports the same, current state rather than what it last happened to observe.
+// at scrape time (a Collector, not a Gauge this process sets), so it is the current,
+// shared state rather than what this process last happened to observe; and only the
+// ledger's leader (ledger.Ledger.Leader) exports it, so a sum over replicas counts
+// each endpoint once.
 type metrics struct {
 	deliveries  *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	transitions *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer, name string, b *breakers) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, name string, b *breakers, leader func() bool) (*metrics, error) {
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "webhook_attempts_total",
@@ -42,7 +44,7 @@ func newMetrics(reg prometheus.Registerer, name string, b *breakers) (*metrics, 
 	}
 	labels := prometheus.Labels{"transport": name}
 	bc := &breakerCollector{
-		b: b,
+		b: b, leader: leader,
 		state: prometheus.NewDesc("webhook_breaker_state",
 			"1 for the current state of each endpoint's breaker (closed, open, half_open), read from the ledger database at scrape time.",
 			[]string{"endpoint", "state"}, labels),
@@ -60,6 +62,7 @@ func newMetrics(reg prometheus.Registerer, name string, b *breakers) (*metrics, 
 // breakerCollector exports every breaker's state from the table at scrape time.
 type breakerCollector struct {
 	b               *breakers
+	leader          func() bool // exports only while true
 	state, failures *prometheus.Desc
 }
 
@@ -69,6 +72,9 @@ func (c *breakerCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.leader != nil && !c.leader() {
+		return // another replica exports the shared state
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list, err := c.b.list(ctx)

@@ -33,7 +33,7 @@ func checkProxyURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("webhook: proxy: %v", err)
+		return nil, fmt.Errorf("webhook: proxy: %w", err)
 	case u.Scheme != "http":
 		return nil, fmt.Errorf("webhook: proxy %s: http://host:port (a CONNECT proxy)", redactURL(u))
 	case u.Host == "" || u.Port() == "":

@@ -169,7 +169,7 @@ func (s store) insertEndpoint(ctx context.Context, e *Endpoint) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
-		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version, string(controls)); err != nil {
+		e.Description, micros(e.CreatedAt), micros(e.UpdatedAt), e.version, controls); err != nil {
 		return dbErr("create endpoint", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_breakers
@@ -250,7 +250,7 @@ func (s store) saveEndpoint(ctx context.Context, e *Endpoint) (bool, error) {
 		controls = $11
 		WHERE id = $1 AND version = $10`,
 		e.ID, e.URL, secrets, string(patterns), e.TenantID, boolInt(e.Enabled), e.DisabledReason,
-		e.Description, micros(e.UpdatedAt), e.version, string(controls))
+		e.Description, micros(e.UpdatedAt), e.version, controls)
 	if err != nil {
 		return false, dbErr("update endpoint", err)
 	}

@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 			return nil, dbErr("migrate: ordering index", err)
 		}
 	}
-	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br)
+	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)
 	if err != nil {
 		return nil, err
 	}
