@@ -39,21 +39,29 @@ func (g *guard) dialContext(d *net.Dialer) func(ctx context.Context, network, ad
 		if !allowedHost {
 			dialer.Control = g.control(host)
 		}
-		var firstErr error
-		for _, ip := range ips {
-			conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
-			if err == nil {
-				return conn, nil
-			}
-			if firstErr == nil {
-				firstErr = err
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		return nil, firstErr
+		return dialEach(ctx, ips, func(ip netip.Addr) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		})
 	}
+}
+
+// dialEach tries the vetted addresses in order and returns the first connection, or
+// the first error when none connects (the direct dialer and the proxy's CONNECT share it).
+func dialEach(ctx context.Context, ips []netip.Addr, dial func(netip.Addr) (net.Conn, error)) (net.Conn, error) {
+	var firstErr error
+	for _, ip := range ips {
+		conn, err := dial(ip)
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
 }
 
 // vetted resolves host once and checks every answer against the SSRF rules (unless

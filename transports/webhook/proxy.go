@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -60,20 +61,9 @@ func (g *guard) proxyDial(d *net.Dialer, proxy *url.URL) func(ctx context.Contex
 		if err != nil {
 			return nil, err
 		}
-		var firstErr error
-		for _, ip := range ips {
-			conn, err := connectVia(ctx, d, network, proxy.Host, auth, net.JoinHostPort(ip.Unmap().String(), port), addr)
-			if err == nil {
-				return conn, nil
-			}
-			if firstErr == nil {
-				firstErr = err
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		return nil, firstErr
+		return dialEach(ctx, ips, func(ip netip.Addr) (net.Conn, error) {
+			return connectVia(ctx, d, network, proxy.Host, auth, net.JoinHostPort(ip.Unmap().String(), port), addr)
+		})
 	}
 }
 
