@@ -143,17 +143,28 @@ func ownedEndpoint(r *http.Request, t *webhook.Transport, id string) (*webhook.E
 	return e, nil
 }
 
-func (c *Console) showEndpoint(w http.ResponseWriter, r *http.Request, id, secret, flash string) {
+// endpointFor is the start of every handler on one endpoint: the webhook transport and
+// the endpoint id, if the caller may see it. On false the error page is written.
+func (c *Console) endpointFor(w http.ResponseWriter, r *http.Request, id string) (*webhook.Transport, *webhook.Endpoint, bool) {
 	t, ok := c.wh(w, r)
+	if !ok {
+		return nil, nil, false
+	}
+	e, err := ownedEndpoint(r, t, id)
+	if err != nil {
+		c.fail(w, r, nil, err)
+		return nil, nil, false
+	}
+	return t, e, true
+}
+
+func (c *Console) showEndpoint(w http.ResponseWriter, r *http.Request, id, secret, flash string) {
+	t, e, ok := c.endpointFor(w, r, id)
 	if !ok {
 		return
 	}
 	ctx := r.Context()
-	e, err := ownedEndpoint(r, t, id)
-	if err != nil {
-		c.fail(w, r, nil, err)
-		return
-	}
+	var err error
 	d := endpointData{E: e.View(), Secret: secret, Types: strings.Join(e.Patterns, ", ")}
 	if d.Breaker, err = t.Breaker(ctx, id); err != nil && hub.Code(err) != hub.NotFound {
 		c.fail(w, r, nil, err)
@@ -174,14 +185,9 @@ func (c *Console) showEndpoint(w http.ResponseWriter, r *http.Request, id, secre
 
 // updateEndpoint changes types, description and the enabled flag.
 func (c *Console) updateEndpoint(w http.ResponseWriter, r *http.Request) {
-	t, ok := c.wh(w, r)
-	if !ok {
-		return
-	}
 	id := r.PathValue("id")
-	cur, err := ownedEndpoint(r, t, id)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	t, cur, ok := c.endpointFor(w, r, id)
+	if !ok {
 		return
 	}
 	types := splitTypes(r.PostFormValue("types"))
@@ -191,7 +197,7 @@ func (c *Console) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 	if len(types) == 0 {
 		u.Patterns = nil
 	}
-	_, err = t.UpdateEndpoint(r.Context(), id, u)
+	_, err := t.UpdateEndpoint(r.Context(), id, u)
 	c.cfg.Admin.AuditAction(r, "endpoint.update", "endpoint/"+id, cur.TenantID, err)
 	if err != nil {
 		c.fail(w, r, nil, err)
@@ -202,14 +208,9 @@ func (c *Console) updateEndpoint(w http.ResponseWriter, r *http.Request) {
 
 // rotateSecret adds a new signing secret and shows it once.
 func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request) {
-	t, ok := c.wh(w, r)
-	if !ok {
-		return
-	}
 	id := r.PathValue("id")
-	cur, err := ownedEndpoint(r, t, id)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	t, cur, ok := c.endpointFor(w, r, id)
+	if !ok {
 		return
 	}
 	opts := webhook.RotateOptions{Revoke: r.PostFormValue("revoke") == "on"}
@@ -232,14 +233,9 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request) {
 
 // sendTest queues a test event to the endpoint.
 func (c *Console) sendTest(w http.ResponseWriter, r *http.Request) {
-	t, ok := c.wh(w, r)
-	if !ok {
-		return
-	}
 	id := r.PathValue("id")
-	cur, err := ownedEndpoint(r, t, id)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	t, cur, ok := c.endpointFor(w, r, id)
+	if !ok {
 		return
 	}
 	d, err := t.SendTest(r.Context(), id)
