@@ -31,3 +31,11 @@ func DropPresence(l *Ledger) {
 
 // CleanRetained runs one pass of the per-queue retention now.
 func (l *Ledger) CleanRetained(ctx context.Context) (int, error) { return l.cleanRetained(ctx) }
+
+// Woken is how many in-process wake-ups l's SQLite listeners returned to River.
+func Woken(l *Ledger) int64 {
+	if l.wake == nil {
+		return 0
+	}
+	return l.wake.woken.Load()
+}

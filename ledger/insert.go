@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -57,7 +58,11 @@ func (l *Ledger) InsertManyTx(ctx context.Context, tx any, params []river.Insert
 		if tx == nil {
 			return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil *sql.Tx")
 		}
-		return sqlc.InsertManyTx(ctx, tx, params)
+		res, err := sqlc.InsertManyTx(ctx, tx, params)
+		if err == nil && l.wake != nil {
+			l.wakeAfterCommit(tx, res)
+		}
+		return res, err
 	case nil:
 		return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil transaction")
 	default:
@@ -81,4 +86,20 @@ func (l *Ledger) txClients() (*river.Client[pgx.Tx], *river.Client[*sql.Tx], err
 		sqlc = w.sql
 	}
 	return pgc, sqlc, nil
+}
+
+// wakeAfterCommit wakes the working client's producers of the queues res went into
+// once tx commits, when tx is InTx's (sqlite_wake.go); otherwise River's notification
+// row does it at its next poll.
+func (l *Ledger) wakeAfterCommit(tx *sql.Tx, res []*rivertype.JobInsertResult) {
+	var queues []string
+	for _, r := range res {
+		if r == nil || r.Job == nil || r.UniqueSkippedAsDuplicate || slices.Contains(queues, r.Job.Queue) {
+			continue
+		}
+		queues = append(queues, r.Job.Queue)
+	}
+	if len(queues) > 0 {
+		l.AfterCommit(tx, func() { l.wake.wake(queues) })
+	}
 }

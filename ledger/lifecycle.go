@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/koder/eventhub/hub"
 )
@@ -99,7 +98,7 @@ func (l *Ledger) incarnate(ctx context.Context, queues map[string]river.QueueCon
 		w.pg, err = river.NewClient(riverpgxv5.New(l.pool), cfg)
 		w.c = w.pg
 	} else {
-		w.sql, err = river.NewClient(riversqlite.New(l.db), cfg)
+		w.sql, err = river.NewClient[*sql.Tx](l.wake, cfg)
 		w.c = w.sql
 	}
 	if err != nil {

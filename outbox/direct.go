@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
@@ -9,7 +10,10 @@ import (
 )
 
 // TxSender is a destination whose own records live in a ledger's database (the
-// webhook transport's deliveries): it can write them in the caller's transaction. For
+// webhook transport's deliveries, kdbstream's entries on the ledger's SQLite file): it
+// can write them in the caller's transaction. SendTx may answer
+// ledger.ErrNoCommitHook, having written nothing, when it needs InTx's commit
+// callbacks and tx is a caller's own: those events then get rows. For
 // such a destination on the outbox's own ledger, Enqueue and EnqueueTx call SendTx in
 // their transaction instead of writing a row: one durable write per event instead of
 // a row, its relay, and then the destination's record. The guarantees stay those of
@@ -50,7 +54,18 @@ func (o *Outbox) sendDirect(ctx context.Context, tx any, items []hub.OutboxItem)
 		direct[it.Destination] = append(direct[it.Destination], it.Event)
 	}
 	for _, name := range order {
-		if err := sender[name].SendTx(ctx, tx, direct[name]); err != nil {
+		err := sender[name].SendTx(ctx, tx, direct[name])
+		if errors.Is(err, ledger.ErrNoCommitHook) {
+			// The destination cannot join this transaction (a caller's own, whose
+			// commit it would not see): its events get rows after all.
+			for _, it := range items {
+				if it.Destination == name && it.Event != nil {
+					rows = append(rows, it)
+				}
+			}
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

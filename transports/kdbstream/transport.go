@@ -16,6 +16,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
@@ -39,6 +40,8 @@ type Transport struct {
 
 	trimMu   sync.Mutex
 	lastTrim map[string]time.Time
+
+	ledger *ledger.Ledger // set by ShareLedger: SendTx writes in its transactions (sendtx.go)
 }
 
 // New returns a Transport over an engine the caller owns (Close leaves it open).
@@ -84,12 +87,27 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	adds := make([]engine.Add, len(batch))
-	aged := false
+	adds, aged, err := t.adds(ctx, batch)
+	if err != nil {
+		return err
+	}
+	res, err := t.eng.Append(ctx, adds)
+	err = classify(firstErr(res, err))
+	t.record(ctx, batch, adds, err)
+	if err == nil && aged {
+		t.trimByAge(ctx, adds)
+	}
+	return err
+}
+
+// adds encodes batch as XADDs with their streams' MAXLEN trims; aged reports whether a
+// stream has an age trim (trimByAge's, after the append).
+func (t *Transport) adds(ctx context.Context, batch []*cloudevent.Event) (adds []engine.Add, aged bool, err error) {
+	adds = make([]engine.Add, len(batch))
 	for i, ev := range batch {
 		stream, fields, err := t.wire.EncodeEvent(ctx, "kdbstream", t.namer, i, ev)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		adds[i] = engine.Add{Stream: stream, Values: fields}
 	}
@@ -101,21 +119,20 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 			adds[i].Trim = &engine.Trim{Approx: true, MaxLen: maxLen, Limit: -1}
 		}
 	}
-	res, err := t.eng.Append(ctx, adds)
-	if err == nil {
-		for _, r := range res {
-			if r.Err != nil {
-				err = r.Err
-				break
-			}
+	return adds, aged, nil
+}
+
+// firstErr is err, or else the first XADD's refusal in res.
+func firstErr(res []engine.AddResult, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
 		}
 	}
-	err = classify(err)
-	t.record(ctx, batch, adds, err)
-	if err == nil && aged {
-		t.trimByAge(ctx, adds)
-	}
-	return err
+	return nil
 }
 
 // trimByAge runs XTRIM MINID ~ <now - age> on each stream with an age trim (its own

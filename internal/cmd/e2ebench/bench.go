@@ -78,7 +78,21 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 			return res, err
 		}
 		progress("%s/%s: hub pid %d", st, sc.name, h.cmd.Process.Pid)
-		r, err := b.measure(ctx, h, func(ctx context.Context) result { return sc.run(ctx, h) })
+		r, err := b.measure(ctx, h, func(ctx context.Context) result {
+			if h.metrics == "" {
+				return sc.run(ctx, h)
+			}
+			path := filepath.Join(b.o.pprofDir, fmt.Sprintf("%s-%s.pprof", st, strings.NewReplacer(" ", "-", ",", "", "/", "").Replace(sc.name)))
+			done := make(chan error, 1)
+			go func() { done <- h.profile(b.o.pprofFor, path) }()
+			r := sc.run(ctx, h)
+			if err := <-done; err != nil {
+				progress("%s/%s: profile: %v", st, sc.name, err)
+			} else {
+				progress("%s/%s: CPU profile %s", st, sc.name, path)
+			}
+			return r
+		})
 		h.stop()
 		if err != nil {
 			return res, err
@@ -120,17 +134,29 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 	if err != nil {
 		return nil, err
 	}
+	var metrics string
+	if b.o.pprofDir != "" {
+		if metrics, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
 	switch st {
 	case "sqlite":
-		// The embedded default itself, as `hub run` starts it.
 		if v.extraIngress != "" {
 			return nil, fmt.Errorf("sqlite: the embedded default has no variants")
 		}
+		if metrics != "" {
+			// The embedded default's store and routes written out, plus the metrics
+			// listener the profile is taken from.
+			store := fmt.Sprintf("  sqlite: %s\n", filepath.Join(dir, "hub.db"))
+			return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", "", metrics, b.o.webhookCfg), nil)
+		}
+		// The embedded default itself, as `hub run` starts it.
 		return startEmbedded(ctx, b.o.hubBin, dir, ingress, admin)
 	case "sqlite-split":
 		// The embedded default's routes with the stream in a file of its own.
 		store := fmt.Sprintf("  sqlite: %s\n  streams_sqlite: %s\n", filepath.Join(dir, "hub.db"), filepath.Join(dir, "streams.db"))
-		return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, ""), nil)
+		return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, "", metrics, b.o.webhookCfg), nil)
 	case "postgres":
 		schema, drop, err := pgSchema(ctx, b.o.pgURL)
 		if err != nil {
@@ -140,7 +166,7 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 		if b.o.ingressCfg != "" {
 			extra += "    " + b.o.ingressCfg + "\n"
 		}
-		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, "")
+		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, "", metrics, b.o.webhookCfg)
 		h, err := startHub(ctx, b.o.hubBin, dir, cfg, drop)
 		if err != nil {
 			drop()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +25,7 @@ type hubProc struct {
 	ingress string // http://host:port/events
 	admin   string // http://host:port
 	log     string
+	metrics string // http://host:port of the metrics listener, when pprof is on
 	cleanup func()
 }
 
@@ -31,7 +33,7 @@ type hubProc struct {
 // "*" to webhooks through the outbox) on the given store, plus the kdbstream route of
 // the embedded default on SQLite, with extra lines for the ingress (extraIngress) and
 // the store (extraStore).
-func hubConfig(store, ingressAddr, adminAddr string, kdb bool, extraIngress, extraStore string) string {
+func hubConfig(store, ingressAddr, adminAddr string, kdb bool, extraIngress, extraStore, metricsAddr, extraWebhook string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store:\n%s%s", store, extraStore)
 	fmt.Fprintf(&b, "log:\n  level: warn\nsources:\n  ingress:\n    type: http\n    listen: %s\n%s", ingressAddr, extraIngress)
@@ -39,12 +41,19 @@ func hubConfig(store, ingressAddr, adminAddr string, kdb bool, extraIngress, ext
 	if kdb {
 		b.WriteString("  events:\n    type: kdbstream\n    stream: events\n")
 	}
-	b.WriteString("  webhooks:\n    type: webhook\n    allow: [\"127.0.0.1\"]\nroutes:\n")
+	b.WriteString("  webhooks:\n    type: webhook\n    allow: [\"127.0.0.1\"]\n")
+	if extraWebhook != "" {
+		b.WriteString("    " + extraWebhook + "\n")
+	}
+	b.WriteString("routes:\n")
 	if kdb {
 		b.WriteString("  - pattern: \"#\"\n    to: events\n    delivery: outbox\n    default_subject: unspecified\n")
 	}
 	b.WriteString("  - pattern: \"*\"\n    to: webhooks\n    delivery: outbox\n")
 	fmt.Fprintf(&b, "admin:\n  listen: %s\n", adminAddr)
+	if metricsAddr != "" {
+		fmt.Fprintf(&b, "metrics:\n  listen: %s\n  pprof: true\n", metricsAddr)
+	}
 	return b.String()
 }
 
@@ -68,6 +77,9 @@ func startHub(ctx context.Context, bin, dir, cfg string, cleanup func()) (*hubPr
 	}
 	lf.Close()
 	p := &hubProc{cmd: cmd, ingress: "http://" + ingress + "/events", admin: "http://" + admin, log: logPath, cleanup: cleanup}
+	if m := addrFrom(cfg, "listen: ", 2); m != "" {
+		p.metrics = "http://" + m
+	}
 	if err := p.waitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -100,6 +112,28 @@ func (p *hubProc) addEndpoint(url string) error {
 		return fmt.Errorf("POST /endpoints: %s", resp.Status)
 	}
 	return nil
+}
+
+// profile fetches a CPU profile of d from the hub's metrics listener into path.
+func (p *hubProc) profile(d time.Duration, path string) error {
+	c := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := c.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.metrics, int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // cpu returns the process's user+system CPU time.

@@ -41,10 +41,13 @@ type options struct {
 	stores     string
 	scenarios  string
 	ingressCfg string
+	webhookCfg string
 	pgURL      string
 	hubBin     string
 	timeout    time.Duration
 	keep       bool
+	pprofDir   string
+	pprofFor   time.Duration
 }
 
 func main() {
@@ -57,11 +60,14 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "batched runs on one hub and database (steady state: compare the last with the first)")
 	flag.StringVar(&o.stores, "stores", "postgres,sqlite", "stores to measure, comma-separated: postgres, sqlite (the embedded default), sqlite-split (the same with store.streams_sqlite)")
 	flag.StringVar(&o.ingressCfg, "ingress-config", "", "extra YAML keys of the ingress on PostgreSQL, inline (e.g. 'group_commit: {committers: 8}'), for tuning")
+	flag.StringVar(&o.webhookCfg, "webhook-config", "", "extra YAML keys of the webhook transport, inline (e.g. 'workers: 400'), for tuning")
 	flag.StringVar(&o.scenarios, "scenarios", "batched,single,latency", "scenarios to run, comma-separated")
 	flag.StringVar(&o.pgURL, "postgres", envOr("HUB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (a fresh schema per hub)")
 	flag.StringVar(&o.hubBin, "hub", "", "hub binary (default: go build ./cmd/hub once)")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "longest wait for a scenario's deliveries")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, SQLite files, hub logs)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the hub per scenario into this directory (the hub's metrics listener with pprof on; the embedded default is then started from the same config written out)")
+	flag.DurationVar(&o.pprofFor, "pprof-for", 8*time.Second, "length of each CPU profile, from the scenario's start")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -35,6 +36,9 @@ type sqliteDialect struct {
 
 	txMu sync.Mutex // one transaction at a time, with its synchronous mode
 	sync string     // the synchronous pragma the connection runs with now; "" = the DSN's
+
+	shared bool      // db is Config.DB, another component's handle
+	conn   *sql.Conn // a shared handle's connection held by a relaxed transaction
 }
 
 func newSQLite(cfg Config) *sqliteDialect {
@@ -53,6 +57,9 @@ func (d *sqliteDialect) driver() string { return DriverSQLite }
 // while a single connection queues commands in database/sql (the same choice River's
 // SQLite driver documents). Readers wait too; XRANGE is not a hot path.
 func (d *sqliteDialect) open(ctx context.Context) (*sql.DB, error) {
+	if d.cfg.DB != nil {
+		return d.openShared(ctx)
+	}
 	path := strings.TrimPrefix(d.cfg.DSN, "file:")
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -84,6 +91,31 @@ func (d *sqliteDialect) open(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
+// openShared takes Config.DB as the engine's handle: the tables are created through
+// it and the strict synchronous mode is the handle's own (relaxed transactions run on
+// a connection of their own for their duration, so another user of the handle never
+// commits with the relaxed setting).
+func (d *sqliteDialect) openShared(ctx context.Context) (*sql.DB, error) {
+	db := d.cfg.DB
+	var level int
+	if err := db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&level); err != nil {
+		return nil, classify(err)
+	}
+	// PRAGMA synchronous answers 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+	d.strict = [...]string{"OFF", "NORMAL", "FULL", "EXTRA"}[min(max(level, 0), 3)]
+	d.relaxed = d.strict
+	if d.strict != "OFF" {
+		d.relaxed = "NORMAL"
+	}
+	for _, s := range ddlSQLite {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
+		}
+	}
+	d.db, d.sync, d.shared = db, d.strict, true
+	return db, nil
+}
+
 func (d *sqliteDialect) close() { d.closeStmts() }
 
 func (d *sqliteDialect) rebind(q string) string { return q }
@@ -95,6 +127,9 @@ func (d *sqliteDialect) lockRow() string { return "" }
 // A reconnect resets the pragma to the DSN's (stricter) value: never unsafe.
 func (d *sqliteDialect) begin(ctx context.Context, relaxed bool) (*sql.Tx, error) {
 	d.txMu.Lock()
+	if d.shared {
+		return d.beginShared(ctx, relaxed)
+	}
 	want := d.strict
 	if relaxed {
 		want = d.relaxed
@@ -118,8 +153,50 @@ func (d *sqliteDialect) begin(ctx context.Context, relaxed bool) (*sql.Tx, error
 }
 
 func (d *sqliteDialect) end(ctx context.Context) {
+	if d.conn != nil {
+		// Back to the handle's own setting before the connection goes back to the
+		// handle's other users; a failure closes the connection rather than lend it out
+		// relaxed (database/sql then opens a fresh one with the DSN's pragmas).
+		if _, err := d.conn.ExecContext(ctx, "PRAGMA synchronous = "+d.strict); err != nil {
+			_ = d.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		_ = d.conn.Close()
+		d.conn = nil
+	}
 	d.flushPrepared(ctx)
 	d.txMu.Unlock()
+}
+
+// beginShared is begin on a shared handle, with txMu held: a strict transaction
+// begins on the handle; a relaxed one (when relaxed differs) takes a connection for
+// itself, sets the relaxed mode on it and gives it back restored (end).
+func (d *sqliteDialect) beginShared(ctx context.Context, relaxed bool) (*sql.Tx, error) {
+	if !relaxed || d.relaxed == d.strict {
+		tx, err := d.db.BeginTx(ctx, nil)
+		if err != nil {
+			d.txMu.Unlock()
+			return nil, err
+		}
+		return tx, nil
+	}
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		d.txMu.Unlock()
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+d.relaxed); err != nil {
+		_ = conn.Close()
+		d.txMu.Unlock()
+		return nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		d.conn = conn
+		d.end(ctx)
+		return nil, err
+	}
+	d.conn = conn
+	return tx, nil
 }
 
 func (d *sqliteDialect) saveAppended(ctx context.Context, tx *sql.Tx, s *stream) error {

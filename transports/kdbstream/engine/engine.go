@@ -66,6 +66,13 @@ type Config struct {
 	Lazy bool `yaml:"lazy"`
 	// Now is the clock (ms ids, idle times); tests replace it. Default time.Now.
 	Now func() time.Time `yaml:"-"`
+	// DB, on SQLite, is a handle to use instead of opening DSN: the ledger's, when the
+	// streams live in its file, so the stream and the ledger write through one
+	// connection (no lock contention between two writers of one file) and an append
+	// can join a ledger transaction (AppendTx). It must be a WAL handle with one
+	// connection; its synchronous setting is kept (Synchronous is ignored) and Close
+	// leaves it open. DSN may then be empty.
+	DB *sql.DB `yaml:"-"`
 }
 
 func (c *Config) setDefaults() {
@@ -93,7 +100,10 @@ func (c *Config) Validate() error {
 	default:
 		return hub.Errorf(hub.InvalidArgument, "kdbstream: Driver %q: want sqlite or postgres", c.Driver)
 	}
-	if c.DSN == "" {
+	if c.DB != nil && c.Driver != DriverSQLite {
+		return hub.Errorf(hub.InvalidArgument, "kdbstream: a shared DB handle is for SQLite only")
+	}
+	if c.DSN == "" && c.DB == nil {
 		return hub.Errorf(hub.InvalidArgument, "kdbstream: DSN is empty")
 	}
 	switch strings.ToUpper(c.Synchronous) {
@@ -176,7 +186,7 @@ func (e *Engine) Close() error {
 	defer e.readyMu.Unlock()
 	e.d.close()
 	e.waiters.wakeAll()
-	if !e.ready {
+	if !e.ready || e.cfg.DB != nil {
 		return nil
 	}
 	return e.db.Close()
@@ -188,6 +198,10 @@ func (e *Engine) Ready(ctx context.Context) error { return e.ensureReady(ctx) }
 // DB exposes the database handle, valid once Ready returned nil (the idempotency store
 // and the migration checkpoints live in the same database).
 func (e *Engine) DB() *sql.DB { return e.db }
+
+// SharesDB reports whether the engine runs on db as its shared handle (Config.DB),
+// so that AppendTx can take db's transactions.
+func (e *Engine) SharesDB(db *sql.DB) bool { return db != nil && e.cfg.DB == db }
 
 // Postgres reports whether the engine runs on PostgreSQL.
 func (e *Engine) Postgres() bool { return e.d.driver() == DriverPostgres }

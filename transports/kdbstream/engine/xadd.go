@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/koder/eventhub/hub"
 )
 
 // Add is one XADD.
@@ -71,6 +73,43 @@ func (e *Engine) Append(ctx context.Context, adds []Add) ([]AddResult, error) {
 		// network error after XADD was sent.
 		return nil, ctx.Err()
 	}
+}
+
+// AppendTx runs adds in tx, a transaction on the handle the engine shares
+// (Config.DB, e.g. a ledger transaction that also writes the outbox's other records),
+// instead of the committer's own: the entries commit or roll back with tx. The
+// returned committed must be called once tx has committed (it wakes the readers
+// blocked on the streams appended to); nothing is to be called on a rollback. err is a
+// failure of tx as a whole (roll it back), a single XADD's refusal is in its AddResult
+// as with Append. It fails with FailedPrecondition on an engine that shares no handle.
+func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []AddResult, committed func(), err error) {
+	if e.cfg.DB == nil {
+		return nil, nil, hub.Errorf(hub.FailedPrecondition, "kdbstream: AppendTx needs an engine on a shared handle (Config.DB)")
+	}
+	for _, a := range adds {
+		if len(a.Values) == 0 || len(a.Values)%2 != 0 {
+			return nil, nil, errWrongArgs("xadd")
+		}
+	}
+	e.closeMu.RLock()
+	closed := e.closed
+	e.closeMu.RUnlock()
+	if closed {
+		return nil, nil, errClosed
+	}
+	if err := e.ensureReady(ctx); err != nil {
+		return nil, nil, err
+	}
+	r := &appendReq{ctx: ctx, adds: adds}
+	touched, err := e.applyAdds(tx, []*appendReq{r})
+	if err != nil {
+		return nil, nil, classify(err)
+	}
+	return r.res, func() {
+		for _, s := range touched {
+			e.waiters.notify(s)
+		}
+	}, nil
 }
 
 // committer is the group-commit loop: it takes every request waiting (up to MaxBatch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -86,8 +87,18 @@ func (a *App) adminAccess() (admin.Access, error) {
 	return acc, nil
 }
 
-func metricsOnly(g prometheus.Gatherer) http.Handler {
+// metricsOnly is the metrics listener: /metrics, and with withPprof the runtime's
+// profiles under /debug/pprof/ (net/http/pprof's handlers, mounted on this mux only
+// rather than on http.DefaultServeMux).
+func metricsOnly(g prometheus.Gatherer, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	if withPprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	return mux
 }

@@ -104,6 +104,17 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 	}
 	a.rt.Publisher = a.hub
 
+	// Webhook transports use the ledger: open it before any transport, so that a
+	// kdbstream transport on the same SQLite file shares its connection whatever the
+	// order of the sections (the outbox has opened it already when a route uses it).
+	for _, s := range p.Transports {
+		if s.ID == "transport.webhook" && cfg.Store.SQLite != "" {
+			if _, err := a.store.Ledger(ctx); err != nil {
+				return a, err
+			}
+			break
+		}
+	}
 	for _, s := range p.Transports {
 		t, err := s.Module.Open(ctx, a.rt)
 		if err != nil {
@@ -140,7 +151,7 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 	}
 	if cfg.Metrics.Listen != "" {
-		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.gatherer()), config.TLS{}); err != nil {
+		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.gatherer(), cfg.Metrics.Pprof), config.TLS{}); err != nil {
 			return a, err
 		}
 	}

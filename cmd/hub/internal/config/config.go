@@ -164,6 +164,10 @@ type Metrics struct {
 	// Listen is host:port for /metrics without authentication. Empty: only the admin
 	// API serves /metrics.
 	Listen string `yaml:"listen"`
+	// Pprof also serves Go's runtime profiles at /debug/pprof/ on this listener, for
+	// finding where CPU and memory go under real load. Off by default: profiles show
+	// internals and cost CPU while taken, so bind the listener to loopback when on.
+	Pprof bool `yaml:"pprof"`
 }
 
 // Module is a source or transport section: `type` names the module (the ID

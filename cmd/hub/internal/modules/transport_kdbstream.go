@@ -63,8 +63,10 @@ func (m *KDBTransport) Open(ctx context.Context, rt *registry.Runtime) (hub.Tran
 		t, err = kdbstream.OpenWith(ctx, m.URL, cfg)
 	} else if eng, kerr := rt.KDB(ctx); kerr != nil {
 		err = kerr
-	} else {
-		t, err = kdbstream.New(eng, cfg)
+	} else if t, err = kdbstream.New(eng, cfg); err == nil {
+		// On the ledger's connection the outbox writes the entries in its own
+		// transaction (outbox.TxSender) rather than relaying rows.
+		t.ShareLedger(rt.Store.SharedLedger())
 	}
 	if err != nil {
 		return nil, err

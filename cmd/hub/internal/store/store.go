@@ -90,6 +90,13 @@ func (s *Store) KDB(ctx context.Context) (*engine.Engine, error) {
 			return nil, fmt.Errorf("open kdbstream: %w", err)
 		}
 		cfg = engine.Config{Driver: engine.DriverSQLite, DSN: p}
+		// Streams in the ledger's own file share its connection: one writer for the
+		// file instead of two contending for its lock, and the outbox can append the
+		// entries in its enqueue transaction (kdbstream.Transport.SendTx). The ledger
+		// is open by now whenever the config uses it (app.Start opens it first).
+		if main, _ := s.sqlitePath(); p == main && s.ledger != nil {
+			cfg.DB = s.ledger.DB()
+		}
 	}
 	e, err := engine.Open(ctx, cfg)
 	if err != nil {
@@ -97,6 +104,20 @@ func (s *Store) KDB(ctx context.Context) (*engine.Engine, error) {
 	}
 	s.kdb = e
 	return e, nil
+}
+
+// SharedLedger returns the ledger when the kdbstream engine runs on its connection
+// (KDB on the ledger's SQLite file), else nil.
+func (s *Store) SharedLedger() *ledger.Ledger {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.kdb != nil && s.ledger != nil && s.kdb.SharesDB(s.ledger.DB()) {
+		return s.ledger
+	}
+	return nil
 }
 
 // Start starts the ledger, if a module opened it: River builds its client from the

@@ -1,0 +1,166 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+)
+
+// River's SQLite driver has no LISTEN/NOTIFY: an insert writes a row into
+// river_notification and each client's listener polls that table every 50 ms
+// (riversqlite's notificationPollIntervalDefault, not configurable), so a job inserted
+// in a transaction waits 25 ms on average before a producer even looks, on top of the
+// insert's commit: the largest part of the embedded default's post -> receive time at
+// low load. Jobs inserted through InTx are known in this process the moment their
+// commit returns, so the ledger tells its own working client's listener right then
+// (wakeDriver.wake, from an AfterCommit callback of InsertManyTx); the table stays the
+// path between processes sharing the file and for transactions InTx did not begin.
+//
+// River has no public "fetch now" call; its listener interface is the seam it offers
+// drivers, so the wake-up is a synthesized insert notification, the payload River's
+// own maybeNotifyInsertForQueues writes ({"queue": "<name>"}). The producer still
+// honours FetchCooldown between fetches.
+
+// wakeDriver is riversqlite's driver whose listeners can be woken in process.
+type wakeDriver struct {
+	*riversqlite.Driver
+
+	mu        sync.Mutex
+	listeners map[*wakeListener]struct{}
+	woken     atomic.Int64 // wake-ups returned to River (tests)
+}
+
+func newWakeDriver(d *riversqlite.Driver) *wakeDriver {
+	return &wakeDriver{Driver: d, listeners: map[*wakeListener]struct{}{}}
+}
+
+// GetListener wraps the driver's listener so wake reaches it.
+func (d *wakeDriver) GetListener(params *riverdriver.GetListenenerParams) riverdriver.Listener {
+	l := &wakeListener{Listener: d.Driver.GetListener(params), d: d, wakes: make(chan string, wakeBuffer)}
+	d.mu.Lock()
+	d.listeners[l] = struct{}{}
+	d.mu.Unlock()
+	return l
+}
+
+// wakeBuffer bounds the wake-ups queued per listener; beyond it one is dropped, as a
+// queue already woken fetches everything available anyway.
+const wakeBuffer = 64
+
+// wake tells every connected listener of this driver that queues got jobs.
+func (d *wakeDriver) wake(queues []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for l := range d.listeners {
+		for _, q := range queues {
+			select {
+			case l.wakes <- q:
+			default:
+			}
+		}
+	}
+}
+
+// wakeListener is a listener whose WaitForNotification also returns the driver's
+// in-process wake-ups. The wrapped listener is read by one pump goroutine per
+// connection, so a wait that ends early (its context, or a wake-up) never loses a
+// notification the pump already took: it is returned by the next wait.
+type wakeListener struct {
+	riverdriver.Listener
+	d     *wakeDriver
+	wakes chan string
+
+	mu     sync.Mutex
+	topic  string // the insert topic as River listens to it; "" until it does
+	out    chan pumped
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type pumped struct {
+	n   *riverdriver.Notification
+	err error
+}
+
+func (l *wakeListener) Connect(ctx context.Context) error {
+	if err := l.Listener.Connect(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	out, done := make(chan pumped), make(chan struct{})
+	l.mu.Lock()
+	l.out, l.cancel, l.done = out, cancel, done
+	l.mu.Unlock()
+	l.d.mu.Lock()
+	l.d.listeners[l] = struct{}{} // again after a Close
+	l.d.mu.Unlock()
+	go func() {
+		defer close(done)
+		for {
+			n, err := l.Listener.WaitForNotification(pctx)
+			if pctx.Err() != nil {
+				return
+			}
+			select {
+			case out <- pumped{n, err}:
+			case <-pctx.Done():
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+func (l *wakeListener) Close(ctx context.Context) error {
+	l.mu.Lock()
+	cancel, done := l.cancel, l.done
+	l.cancel, l.done, l.out = nil, nil, nil
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	l.d.mu.Lock()
+	delete(l.d.listeners, l)
+	l.d.mu.Unlock()
+	return l.Listener.Close(ctx)
+}
+
+func (l *wakeListener) Listen(ctx context.Context, topic string) error {
+	if err := l.Listener.Listen(ctx, topic); err != nil {
+		return err
+	}
+	if strings.HasSuffix(topic, "river_insert") {
+		l.mu.Lock()
+		l.topic = topic
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+func (l *wakeListener) WaitForNotification(ctx context.Context) (*riverdriver.Notification, error) {
+	l.mu.Lock()
+	out, topic := l.out, l.topic
+	l.mu.Unlock()
+	if out == nil {
+		return l.Listener.WaitForNotification(ctx) // not connected: its own error
+	}
+	var wakes chan string
+	if topic != "" {
+		wakes = l.wakes
+	}
+	select {
+	case p := <-out:
+		return p.n, p.err
+	case q := <-wakes:
+		l.d.woken.Add(1)
+		return &riverdriver.Notification{Topic: topic, Payload: fmt.Sprintf(`{"queue": %q}`, q)}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,92 @@
+package ledger_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
+)
+
+// AfterCommit runs its callbacks after InTx's commit only, never for a rollback, and
+// refuses a transaction InTx did not begin.
+func TestAfterCommit(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		l := ledgertest.Open(t, b, ledger.Config{})
+		ctx := testenv.Context(t, 30*time.Second)
+		var ran []string
+		err := l.InTx(ctx, func(tx any) error {
+			if !l.AfterCommit(tx, func() { ran = append(ran, "first") }) {
+				t.Error("AfterCommit refused InTx's own transaction")
+			}
+			l.AfterCommit(tx, func() { ran = append(ran, "second") })
+			if len(ran) != 0 {
+				t.Error("a callback ran before the commit")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ran) != 2 || ran[0] != "first" || ran[1] != "second" {
+			t.Fatalf("after the commit ran %v; want [first second]", ran)
+		}
+
+		ran = nil
+		boom := errors.New("boom")
+		var kept any
+		if err := l.InTx(ctx, func(tx any) error {
+			kept = tx
+			l.AfterCommit(tx, func() { ran = append(ran, "rolled back") })
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatalf("InTx = %v; want f's error", err)
+		}
+		if len(ran) != 0 {
+			t.Fatalf("a rolled-back transaction ran %v", ran)
+		}
+		if l.AfterCommit(kept, func() {}) {
+			t.Fatal("AfterCommit took a transaction that has ended")
+		}
+
+		if b == ledger.SQLite {
+			tx, err := l.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if l.AfterCommit(tx, func() {}) {
+				t.Fatal("AfterCommit took a transaction InTx did not begin")
+			}
+		}
+	})
+}
+
+// On SQLite a job inserted through InTx wakes the working client as soon as the
+// commit returns (sqlite_wake.go), instead of at River's next notification poll.
+func TestSQLiteInsertInTxWakesTheProducer(t *testing.T) {
+	t.Parallel()
+	l, bundle := setup(t, ledger.SQLite, ledger.Config{})
+	ctx := testenv.Context(t, 30*time.Second)
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := ledger.Woken(l)
+	if err := l.InTx(ctx, func(tx any) error {
+		_, err := l.InsertManyTx(ctx, tx, []river.InsertManyParams{{Args: pingArgs{N: 7}}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if j := next(t, bundle.worker.seen); j.Args.N != 7 {
+		t.Fatalf("worked job %d; want 7", j.Args.N)
+	}
+	if ledger.Woken(l) == before {
+		t.Fatal("the insert's commit did not wake the producer in process")
+	}
+}
