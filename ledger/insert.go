@@ -14,11 +14,11 @@ import (
 
 // Insert inserts one job in a transaction of its own.
 func (l *Ledger) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	c, err := l.current()
+	res, err := l.InsertMany(ctx, []river.InsertManyParams{{Args: args, InsertOpts: opts}})
 	if err != nil {
 		return nil, err
 	}
-	return c.Insert(ctx, args, opts)
+	return res[0], nil
 }
 
 // InsertMany inserts jobs in one transaction of their own (one round trip on
@@ -28,7 +28,11 @@ func (l *Ledger) InsertMany(ctx context.Context, params []river.InsertManyParams
 	if err != nil {
 		return nil, err
 	}
-	return c.InsertMany(ctx, params)
+	res, err := c.InsertMany(ctx, params)
+	if err == nil && l.wake != nil {
+		l.wake.wake(insertedQueues(res)) // committed by now (sqlite_wake.go)
+	}
+	return res, err
 }
 
 // InsertTx inserts one job in the caller's transaction: a pgx.Tx or *sql.Tx (see the
@@ -92,6 +96,13 @@ func (l *Ledger) txClients() (*river.Client[pgx.Tx], *river.Client[*sql.Tx], err
 // once tx commits, when tx is InTx's (sqlite_wake.go); otherwise River's notification
 // row does it at its next poll.
 func (l *Ledger) wakeAfterCommit(tx *sql.Tx, res []*rivertype.JobInsertResult) {
+	if queues := insertedQueues(res); len(queues) > 0 {
+		l.AfterCommit(tx, func() { l.wake.wake(queues) })
+	}
+}
+
+// insertedQueues lists the queues res put new jobs into, once each.
+func insertedQueues(res []*rivertype.JobInsertResult) []string {
 	var queues []string
 	for _, r := range res {
 		if r == nil || r.Job == nil || r.UniqueSkippedAsDuplicate || slices.Contains(queues, r.Job.Queue) {
@@ -99,7 +110,5 @@ func (l *Ledger) wakeAfterCommit(tx *sql.Tx, res []*rivertype.JobInsertResult) {
 		}
 		queues = append(queues, r.Job.Queue)
 	}
-	if len(queues) > 0 {
-		l.AfterCommit(tx, func() { l.wake.wake(queues) })
-	}
+	return queues
 }
