@@ -16,6 +16,18 @@ type Row struct {
 	Context string
 	// Values are the stored values (an endpoint has one secret per live rotation).
 	Values []string
+	// Contexts, when set, gives each value its own additional data (Contexts[i] for
+	// Values[i], same length), for a row whose values are bound to different uses (an
+	// endpoint's TLS key and its header values); Context is then unused.
+	Contexts []string
+}
+
+// contextOf is the additional data of value i.
+func (r Row) contextOf(i int) string {
+	if i < len(r.Contexts) {
+		return r.Contexts[i]
+	}
+	return r.Context
 }
 
 // Rows is the table Reencrypt walks. Implementations are small: two queries.
@@ -101,6 +113,9 @@ func Reencrypt(ctx context.Context, ring *Keyring, rows Rows, opts ReencryptOpti
 }
 
 func reencryptRow(ring *Keyring, row Row) ([]string, bool, error) {
+	if row.Contexts != nil && len(row.Contexts) != len(row.Values) {
+		return nil, false, hub.Errorf(hub.Internal, "secrets: %d contexts for %d values", len(row.Contexts), len(row.Values))
+	}
 	next := slices.Clone(row.Values)
 	changed := false
 	for i, v := range row.Values {
@@ -112,11 +127,11 @@ func reencryptRow(ring *Keyring, row Row) ([]string, bool, error) {
 		if !ring.NeedsReencrypt(v) {
 			continue
 		}
-		pt, err := ring.Decrypt(v, row.Context)
+		pt, err := ring.Decrypt(v, row.contextOf(i))
 		if err != nil {
 			return nil, false, err
 		}
-		if next[i], err = ring.Encrypt(pt, row.Context); err != nil {
+		if next[i], err = ring.Encrypt(pt, row.contextOf(i)); err != nil {
 			return nil, false, err
 		}
 		changed = true

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/secrets"
@@ -66,17 +67,47 @@ func (s store) openSecrets(id string, ss []Secret) error {
 	return nil
 }
 
-// ReencryptSecrets moves every endpoint's signing secrets to the key ring's primary key:
-// plaintexts from before encryption are encrypted (the upgrade path), values under an
-// older key of the ring are encrypted again, current ones are left alone. It is
-// idempotent and resumable (opts.After: the Last of an interrupted run), and each row is
-// replaced only if nobody changed it meanwhile (a row changed by an update was written
-// under the primary key already). Without Config.Keyring it is FailedPrecondition.
+// ReencryptSecrets moves every endpoint's values at rest to the key ring's primary key:
+// the signing secrets, then the controls' mTLS client key and static header values
+// (controls_at_rest.go). Plaintexts from before encryption are encrypted (the upgrade
+// path), values under an older key of the ring are encrypted again, current ones are
+// left alone. It is idempotent and resumable (opts.After: the Last of an interrupted
+// run; the second walk's positions read "controls:<id>"), and each row is replaced only
+// if nobody changed it meanwhile (a row changed by an update was written under the
+// primary key already). Without Config.Keyring it is FailedPrecondition.
 func (t *Transport) ReencryptSecrets(ctx context.Context, opts secrets.ReencryptOptions) (secrets.ReencryptResult, error) {
 	if t.st.ring == nil {
 		return secrets.ReencryptResult{Last: opts.After}, hub.Errorf(hub.FailedPrecondition, "webhook: no secret key is configured: nothing to encrypt with")
 	}
-	return secrets.Reencrypt(ctx, t.st.ring, secretRows{t.st}, opts)
+	var first secrets.ReencryptResult
+	after, inControls := strings.CutPrefix(opts.After, controlsWalk)
+	if !inControls {
+		res, err := secrets.Reencrypt(ctx, t.st.ring, secretRows{t.st}, opts)
+		if err != nil {
+			return res, err
+		}
+		first, after = res, ""
+	}
+	copts := opts
+	copts.After = after
+	if opts.Progress != nil {
+		copts.Progress = func(r secrets.ReencryptResult) { opts.Progress(sumWalks(first, r)) }
+	}
+	res, err := secrets.Reencrypt(ctx, t.st.ring, controlRows{t.st}, copts)
+	return sumWalks(first, res), err
+}
+
+// controlsWalk prefixes ReencryptSecrets' resume positions in the controls walk.
+const controlsWalk = "controls:"
+
+// sumWalks is the two walks' totals, Last in the controls walk's terms.
+func sumWalks(secretsWalk, controls secrets.ReencryptResult) secrets.ReencryptResult {
+	return secrets.ReencryptResult{
+		Scanned: secretsWalk.Scanned + controls.Scanned,
+		Updated: secretsWalk.Updated + controls.Updated,
+		Changed: secretsWalk.Changed + controls.Changed,
+		Last:    controlsWalk + controls.Last,
+	}
 }
 
 // SecretsStatus says how the endpoints' secrets are stored, for operators deciding
@@ -84,14 +115,16 @@ func (t *Transport) ReencryptSecrets(ctx context.Context, opts secrets.Reencrypt
 type SecretsStatus struct {
 	// Endpoints is the number of endpoint rows.
 	Endpoints int `json:"endpoints"`
-	// Pending counts the rows ReencryptSecrets would rewrite: a plaintext value, or one
-	// under a key other than the ring's primary. 0 without Config.Keyring.
+	// Pending counts the rows ReencryptSecrets would rewrite: a plaintext value (a
+	// signing secret, the mTLS key or a header value), or one under a key other than the
+	// ring's primary. 0 without Config.Keyring.
 	Pending int `json:"pending"`
 	// Plaintext counts the rows holding a value that is not encrypted.
 	Plaintext int `json:"plaintext"`
 }
 
-// SecretsStatus reads every endpoint row's secrets column, without decrypting.
+// SecretsStatus reads every endpoint row's secrets and controls columns, without
+// decrypting.
 func (t *Transport) SecretsStatus(ctx context.Context) (SecretsStatus, error) {
 	var st SecretsStatus
 	after := ""
@@ -100,10 +133,18 @@ func (t *Transport) SecretsStatus(ctx context.Context) (SecretsStatus, error) {
 		if err != nil {
 			return st, err
 		}
+		ctl, err := (controlRows{t.st}).Next(ctx, after, 500)
+		if err != nil {
+			return st, err
+		}
+		more := map[string][]string{}
+		for _, r := range ctl {
+			more[r.Key] = r.Values
+		}
 		for _, r := range rows {
 			st.Endpoints++
 			pending, plain := false, false
-			for _, v := range r.Values {
+			for _, v := range append(r.Values, more[r.Key]...) {
 				if !secrets.IsEncrypted(v) {
 					plain = true
 				}

@@ -127,6 +127,9 @@ func (s store) scanEndpoint(r scanner, open bool) (*Endpoint, error) {
 		if err := s.openTLS(e.ID, &e.Controls.TLS); err != nil {
 			return nil, err
 		}
+		if err := s.openHeaders(e.ID, e.Controls.Headers); err != nil {
+			return nil, err
+		}
 	}
 	if err := json.Unmarshal([]byte(secrets), &e.Secrets); err != nil {
 		return nil, hub.Errorf(hub.Internal, "webhook: endpoint %s: secrets: %w", e.ID, err)
@@ -298,10 +301,13 @@ func boolInt(b bool) int {
 }
 
 // sealControls is the controls column for endpoint id: JSON, the TLS client key
-// encrypted (tls.go).
+// (tls.go) and the header values (controls_at_rest.go) encrypted.
 func (s store) sealControls(id string, c Controls) (string, error) {
 	var err error
 	if c.TLS, err = s.sealTLS(id, c.TLS); err != nil {
+		return "", err
+	}
+	if c.Headers, err = s.sealHeaders(id, c.Headers); err != nil {
 		return "", err
 	}
 	b, err := json.Marshal(c)

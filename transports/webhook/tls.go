@@ -16,9 +16,8 @@ import (
 //
 // The client key is stored like the signing secrets: encrypted at rest with the
 // transport's key ring (AES-256-GCM, bound to the endpoint), decrypted only when a
-// worker builds the endpoint's client; views never show it. Secrets re-encryption
-// (ReencryptSecrets) covers the signing secrets only: after a key rotation, update an
-// endpoint's TLS to move its key to the new primary key.
+// worker builds the endpoint's client; views never show it. ReencryptSecrets moves it
+// to a new primary key with the signing secrets and the header values.
 type TLS struct {
 	// ClientCert is the PEM certificate chain presented to the receiver.
 	ClientCert string `json:"client_cert,omitempty"`
@@ -89,7 +88,7 @@ func (s store) sealTLS(id string, t TLS) (TLS, error) {
 	if s.ring == nil || t.ClientKey == "" || secrets.IsEncrypted(t.ClientKey) {
 		return t, nil
 	}
-	v, err := s.ring.Encrypt(t.ClientKey, id+"/tls")
+	v, err := s.ring.Encrypt(t.ClientKey, tlsContext(id))
 	if err != nil {
 		return t, hub.Errorf(hub.Code(err), "webhook: endpoint %s: encrypt client key: %w", id, err)
 	}
@@ -105,7 +104,7 @@ func (s store) openTLS(id string, t *TLS) error {
 	if s.ring == nil {
 		return hub.Errorf(hub.FailedPrecondition, "webhook: endpoint %s: its client key is encrypted and no secret key is configured", id)
 	}
-	v, err := s.ring.Decrypt(t.ClientKey, id+"/tls")
+	v, err := s.ring.Decrypt(t.ClientKey, tlsContext(id))
 	if err != nil {
 		return hub.Errorf(hub.Code(err), "webhook: endpoint %s: client key: %w", id, err)
 	}

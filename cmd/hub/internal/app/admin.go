@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/admin"
+	"github.com/koder/eventhub/cmd/hub/internal/config"
 )
 
 func (a *App) adminServer(ctx context.Context) (*admin.Server, error) {
@@ -89,7 +90,16 @@ func (a *App) adminAccess() (admin.Access, error) {
 
 // metricsOnly is the metrics listener: /metrics, and with withPprof the runtime's
 // profiles under /debug/pprof/ (net/http/pprof's handlers, mounted on this mux only
-// rather than on http.DefaultServeMux).
+// rather than on http.DefaultServeMux), behind the request guard's Host and
+// cross-site checks (no token: Prometheus scrapes it as it is).
+func metricsListener(cfg config.Metrics, g prometheus.Gatherer) (http.Handler, error) {
+	guard, err := auth.NewGuard(auth.GuardConfig{ListenAddr: cfg.Listen, Hosts: cfg.Hosts})
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return guard.Middleware(metricsOnly(g, cfg.Pprof)), nil
+}
+
 func metricsOnly(g prometheus.Gatherer, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))

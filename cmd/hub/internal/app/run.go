@@ -151,7 +151,11 @@ func Start(ctx context.Context, p *Plan) (a *App, err error) {
 		}
 	}
 	if cfg.Metrics.Listen != "" {
-		if err := a.listen("metrics", cfg.Metrics.Listen, metricsOnly(a.gatherer(), cfg.Metrics.Pprof), config.TLS{}); err != nil {
+		h, err := metricsListener(cfg.Metrics, a.gatherer())
+		if err != nil {
+			return a, err
+		}
+		if err := a.listen("metrics", cfg.Metrics.Listen, h, config.TLS{}); err != nil {
 			return a, err
 		}
 	}

@@ -146,8 +146,9 @@ func newSecretsCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "secrets",
 		Short: "Secrets at rest: status, re-encrypt, generate and rotate keys",
-		Long: `Webhook signing secrets are encrypted in the store with the hub's secret key ring:
-$HUB_SECRET_KEY (base64 keys, comma-separated, the first encrypting) and secrets.key_file.
+		Long: `Webhook signing secrets, endpoints' static header values and mTLS client keys are
+encrypted in the store with the hub's secret key ring: $HUB_SECRET_KEY (base64 keys,
+comma-separated, the first encrypting) and secrets.key_file.
 
 Rotate: 'hub secrets rotate-key --key-file F' (or put a 'generate-key' key first in
 HUB_SECRET_KEY, keeping the old ones), restart the hub, run 'hub secrets reencrypt',

@@ -168,6 +168,12 @@ type Metrics struct {
 	// finding where CPU and memory go under real load. Off by default: profiles show
 	// internals and cost CPU while taken, so bind the listener to loopback when on.
 	Pprof bool `yaml:"pprof"`
+	// Hosts are further names the Host header may carry, as admin.hosts: loopback
+	// names and addresses and the address a scrape arrives at are always allowed, so
+	// only a scraper that addresses the hub by a DNS name needs it listed. Anything
+	// else is refused (a page in a browser on this machine reading metrics or profiles
+	// through DNS rebinding).
+	Hosts []string `yaml:"hosts"`
 }
 
 // Module is a source or transport section: `type` names the module (the ID

@@ -156,6 +156,9 @@ func (m Metrics) validate() error {
 	if err := checkListen(m.Listen); err != nil {
 		return &FieldError{Key: "listen", Err: err}
 	}
+	if _, err := auth.NewGuard(auth.GuardConfig{Hosts: m.Hosts}); err != nil {
+		return &FieldError{Key: "hosts", Err: err}
+	}
 	return nil
 }
 
