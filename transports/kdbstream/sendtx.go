@@ -5,7 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -33,14 +32,8 @@ func (t *Transport) Ledger() *ledger.Ledger { return t.ledger }
 // ledger.ErrNoCommitHook before anything is written: the caller relays the events
 // through rows instead. Any other error means tx must be rolled back.
 func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Event) error {
-	if t.closed.Load() {
-		return hub.Errorf(hub.FailedPrecondition, "kdbstream: transport %q is closed", t.cfg.Name)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := t.refuse(ctx); err != nil || len(batch) == 0 {
 		return err
-	}
-	if len(batch) == 0 {
-		return nil
 	}
 	stx, ok := tx.(*sql.Tx)
 	if t.ledger == nil || !ok || stx == nil {

@@ -78,14 +78,8 @@ func (t *Transport) Health(ctx context.Context) error {
 // shared with concurrent Sends. An event without a subject fails with InvalidArgument
 // when R2 needs one and no DefaultSubject is configured.
 func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
-	if t.closed.Load() {
-		return hub.Errorf(hub.FailedPrecondition, "kdbstream: transport %q is closed", t.cfg.Name)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := t.refuse(ctx); err != nil || len(batch) == 0 {
 		return err
-	}
-	if len(batch) == 0 {
-		return nil
 	}
 	adds, aged, err := t.adds(ctx, batch)
 	if err != nil {
@@ -98,6 +92,14 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		t.trimByAge(ctx, adds)
 	}
 	return err
+}
+
+// refuse is the error of a Send or SendTx on a closed transport or an ended context.
+func (t *Transport) refuse(ctx context.Context) error {
+	if t.closed.Load() {
+		return hub.Errorf(hub.FailedPrecondition, "kdbstream: transport %q is closed", t.cfg.Name)
+	}
+	return ctx.Err()
 }
 
 // adds encodes batch as XADDs with their streams' MAXLEN trims; aged reports whether a

@@ -1,11 +1,7 @@
 package webhook
 
 import (
-	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
-	"slices"
 	"sort"
 
 	"github.com/koder/eventhub/hub"
@@ -95,61 +91,24 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// controlRows is the endpoint table's controls column as secrets.Reencrypt walks it:
-// per endpoint its TLS key and header values, each with its own context.
-type controlRows struct{ st store }
-
-func (r controlRows) Next(ctx context.Context, after string, limit int) ([]secrets.Row, error) {
-	rows, err := r.st.db.QueryContext(ctx, `SELECT id, controls FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, dbErr("read controls", err)
-	}
-	defer rows.Close()
-	var out []secrets.Row
-	for rows.Next() {
-		var id, col string
-		if err := rows.Scan(&id, &col); err != nil {
-			return nil, dbErr("read controls", err)
-		}
-		c, err := parseControls(id, col)
-		if err != nil {
-			return nil, err
-		}
-		values, contexts := controlValues(id, c)
-		out = append(out, secrets.Row{Key: id, Values: values, Contexts: contexts})
-	}
-	return out, dbErr("read controls", rows.Err())
-}
-
-// Update is secretRows.Update for the controls column: compare-and-swap on its text.
-func (r controlRows) Update(ctx context.Context, row secrets.Row, values []string) (bool, error) {
-	var col string
-	err := r.st.db.QueryRowContext(ctx, `SELECT controls FROM webhook_endpoints WHERE id = $1`, row.Key).Scan(&col)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, dbErr("reencrypt controls", err)
-	}
-	c, err := parseControls(row.Key, col)
-	if err != nil {
-		return false, err
-	}
-	if now, _ := controlValues(row.Key, c); !slices.Equal(now, row.Values) || len(values) != len(now) {
-		return false, nil
-	}
-	setControlValues(&c, values)
-	b, err := json.Marshal(c)
-	if err != nil {
-		return false, hub.Wrap(hub.Internal, err)
-	}
-	res, err := r.st.db.ExecContext(ctx, `UPDATE webhook_endpoints SET controls = $2, version = version + 1 WHERE id = $1 AND controls = $3`,
-		row.Key, string(b), col)
-	if err != nil {
-		return false, dbErr("reencrypt controls", err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, dbErr("reencrypt controls", err)
+// controlRows walks the controls column: per endpoint its TLS key and header values,
+// each with its own context.
+func controlRows(st store) columnRows {
+	return columnRows{st: st, column: "controls",
+		values: func(id, col string) ([]string, []string, error) {
+			c, err := parseControls(id, col)
+			values, contexts := controlValues(id, c)
+			return values, contexts, err
+		},
+		replace: func(id, col string, values []string) (string, error) {
+			c, err := parseControls(id, col)
+			if err != nil {
+				return "", err
+			}
+			setControlValues(&c, values)
+			b, err := json.Marshal(c)
+			return string(b), err
+		}}
 }
 
 func parseControls(id, col string) (Controls, error) {

@@ -82,7 +82,7 @@ func (t *Transport) ReencryptSecrets(ctx context.Context, opts secrets.Reencrypt
 	var first secrets.ReencryptResult
 	after, inControls := strings.CutPrefix(opts.After, controlsWalk)
 	if !inControls {
-		res, err := secrets.Reencrypt(ctx, t.st.ring, secretRows{t.st}, opts)
+		res, err := secrets.Reencrypt(ctx, t.st.ring, secretRows(t.st), opts)
 		if err != nil {
 			return res, err
 		}
@@ -93,7 +93,7 @@ func (t *Transport) ReencryptSecrets(ctx context.Context, opts secrets.Reencrypt
 	if opts.Progress != nil {
 		copts.Progress = func(r secrets.ReencryptResult) { opts.Progress(sumWalks(first, r)) }
 	}
-	res, err := secrets.Reencrypt(ctx, t.st.ring, controlRows{t.st}, copts)
+	res, err := secrets.Reencrypt(ctx, t.st.ring, controlRows(t.st), copts)
 	return sumWalks(first, res), err
 }
 
@@ -129,11 +129,11 @@ func (t *Transport) SecretsStatus(ctx context.Context) (SecretsStatus, error) {
 	var st SecretsStatus
 	after := ""
 	for {
-		rows, err := (secretRows{t.st}).Next(ctx, after, 500)
+		rows, err := (secretRows(t.st)).Next(ctx, after, 500)
 		if err != nil {
 			return st, err
 		}
-		ctl, err := (controlRows{t.st}).Next(ctx, after, 500)
+		ctl, err := (controlRows(t.st)).Next(ctx, after, 500)
 		if err != nil {
 			return st, err
 		}
@@ -144,7 +144,7 @@ func (t *Transport) SecretsStatus(ctx context.Context) (SecretsStatus, error) {
 		for _, r := range rows {
 			st.Endpoints++
 			pending, plain := false, false
-			for _, v := range append(r.Values, more[r.Key]...) {
+			for _, v := range slices.Concat(r.Values, more[r.Key]) {
 				if !secrets.IsEncrypted(v) {
 					plain = true
 				}
@@ -166,66 +166,90 @@ func (t *Transport) SecretsStatus(ctx context.Context) (SecretsStatus, error) {
 	}
 }
 
-// secretRows is the endpoint table as secrets.Reencrypt walks it: keyset pages by id,
-// each row's secret values with the endpoint id as their context.
-type secretRows struct{ st store }
+// columnRows is one column of the endpoint table as secrets.Reencrypt walks it: keyset
+// pages by id, each row's values at rest. values reads them from the column's text
+// (with per-value contexts, or nil for the endpoint id); replace writes new ones back
+// into it. Update is a compare-and-swap on the column's text: read, check the values
+// are still those the walk saw, write with the old text in the WHERE clause, so a write
+// in between makes the update miss (false). The endpoint's version moves on, so an
+// update that read the row before loses its optimistic lock and reads it again.
+type columnRows struct {
+	st      store
+	column  string // "secrets" or "controls"
+	values  func(id, col string) (values, contexts []string, err error)
+	replace func(id, col string, values []string) (string, error)
+}
 
-func (r secretRows) Next(ctx context.Context, after string, limit int) ([]secrets.Row, error) {
-	rows, err := r.st.db.QueryContext(ctx, `SELECT id, secrets FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+// secretRows walks the signing secrets, bound to the endpoint id.
+func secretRows(st store) columnRows {
+	return columnRows{st: st, column: "secrets",
+		values: func(id, col string) ([]string, []string, error) {
+			ss, err := parseSecrets(id, col)
+			return secretValues(ss), nil, err
+		},
+		replace: func(id, col string, values []string) (string, error) {
+			ss, err := parseSecrets(id, col)
+			if err != nil {
+				return "", err
+			}
+			for i := range ss {
+				ss[i].Value = values[i]
+			}
+			b, err := json.Marshal(ss)
+			return string(b), err
+		}}
+}
+
+func (r columnRows) Next(ctx context.Context, after string, limit int) ([]secrets.Row, error) {
+	what := "read " + r.column
+	rows, err := r.st.db.QueryContext(ctx, `SELECT id, `+r.column+` FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
 	if err != nil {
-		return nil, dbErr("read secrets", err)
+		return nil, dbErr(what, err)
 	}
 	defer rows.Close()
 	var out []secrets.Row
 	for rows.Next() {
 		var id, col string
 		if err := rows.Scan(&id, &col); err != nil {
-			return nil, dbErr("read secrets", err)
+			return nil, dbErr(what, err)
 		}
-		ss, err := parseSecrets(id, col)
+		values, contexts, err := r.values(id, col)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, secrets.Row{Key: id, Context: id, Values: secretValues(ss)})
+		out = append(out, secrets.Row{Key: id, Context: id, Values: values, Contexts: contexts})
 	}
-	return out, dbErr("read secrets", rows.Err())
+	return out, dbErr(what, rows.Err())
 }
 
-// Update replaces the values of row.Key's secrets, keeping their expiries, if the row
-// still holds exactly row.Values: the column is read and then written with its old text
-// in the WHERE clause, so a write in between makes the update miss (false). The
-// endpoint's version moves on, so an update that read the row before loses its
-// optimistic lock and reads it again.
-func (r secretRows) Update(ctx context.Context, row secrets.Row, values []string) (bool, error) {
+func (r columnRows) Update(ctx context.Context, row secrets.Row, values []string) (bool, error) {
+	what := "reencrypt " + r.column
 	var col string
-	err := r.st.db.QueryRowContext(ctx, `SELECT secrets FROM webhook_endpoints WHERE id = $1`, row.Key).Scan(&col)
+	err := r.st.db.QueryRowContext(ctx, `SELECT `+r.column+` FROM webhook_endpoints WHERE id = $1`, row.Key).Scan(&col)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil // deleted meanwhile
 	}
 	if err != nil {
-		return false, dbErr("reencrypt secrets", err)
+		return false, dbErr(what, err)
 	}
-	ss, err := parseSecrets(row.Key, col)
+	now, _, err := r.values(row.Key, col)
 	if err != nil {
 		return false, err
 	}
-	if !slices.Equal(secretValues(ss), row.Values) || len(values) != len(ss) {
+	if !slices.Equal(now, row.Values) || len(values) != len(now) {
 		return false, nil
 	}
-	for i := range ss {
-		ss[i].Value = values[i]
-	}
-	b, err := json.Marshal(ss)
+	next, err := r.replace(row.Key, col, values)
 	if err != nil {
 		return false, hub.Wrap(hub.Internal, err)
 	}
-	res, err := r.st.db.ExecContext(ctx, `UPDATE webhook_endpoints SET secrets = $2, version = version + 1 WHERE id = $1 AND secrets = $3`,
-		row.Key, string(b), col)
+	res, err := r.st.db.ExecContext(ctx, `UPDATE webhook_endpoints SET `+r.column+` = $2, version = version + 1 WHERE id = $1 AND `+r.column+` = $3`,
+		row.Key, next, col)
 	if err != nil {
-		return false, dbErr("reencrypt secrets", err)
+		return false, dbErr(what, err)
 	}
 	n, err := res.RowsAffected()
-	return n == 1, dbErr("reencrypt secrets", err)
+	return n == 1, dbErr(what, err)
 }
 
 func parseSecrets(id, col string) ([]Secret, error) {
@@ -244,4 +268,4 @@ func secretValues(ss []Secret) []string {
 	return out
 }
 
-var _ secrets.Rows = secretRows{}
+var _ secrets.Rows = columnRows{}
