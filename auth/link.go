@@ -26,8 +26,8 @@ import (
 // "ehl_<kid>.<payload>" under that key. HMAC is right here, unlike for JWTs from an
 // identity provider: the hub both issues and verifies, so the key never leaves it. The
 // signer holds several keys (the first signs, all verify), so the key rotates without
-// cutting live links; removing a key revokes every link it signed. There is no
-// per-link revocation: links are short-lived (DefaultLinkTTL) instead.
+// cutting live links; removing a key revokes every link it signed, and one link is
+// revoked by its id (LinkRevocations, DELETE /links/{id} in the binary).
 
 // LinkPrefix starts every link token.
 const LinkPrefix = "ehl_"
@@ -65,8 +65,9 @@ type linkKey struct {
 
 // LinkSigner issues and verifies link tokens. Safe for concurrent use (immutable).
 type LinkSigner struct {
-	keys []linkKey
-	now  func() time.Time
+	keys    []linkKey
+	now     func() time.Time
+	revoked *LinkRevocations // WithRevocations; nil: none
 }
 
 // NewLinkSigner returns a signer over keys: the first signs, every one verifies. Keys
@@ -136,10 +137,19 @@ func linkMAC(key []byte, signed string) []byte {
 }
 
 // Verify resolves a link token to its tenant-scoped principal (ID is the link's jti).
-func (s *LinkSigner) Verify(_ context.Context, token string) (Principal, error) {
+func (s *LinkSigner) Verify(ctx context.Context, token string) (Principal, error) {
 	c, err := s.Parse(token)
 	if err != nil {
 		return Principal{}, err
+	}
+	if s.revoked != nil {
+		gone, err := s.revoked.Revoked(ctx, c.ID)
+		if err != nil {
+			return Principal{}, err
+		}
+		if gone {
+			return Principal{}, badLink("revoked")
+		}
 	}
 	var scopes []Scope
 	for _, sc := range strings.Fields(c.Scopes) {

@@ -196,7 +196,7 @@ admin:
 	// A link token for acme: acme's view through ?link=, read-only by default.
 	r = call(ops, "POST", "/links", `{"tenant":"acme","ttl":"10m"}`)
 	want("the operator issues a link", r, 201)
-	var link struct{ Token string }
+	var link struct{ Token, ID string }
 	_ = json.Unmarshal([]byte(r.body), &link)
 	if !strings.HasPrefix(link.Token, "ehl_") {
 		t.Fatalf("link: %s", r.body)
@@ -208,4 +208,14 @@ admin:
 	want("the link reads globex's endpoint", send(t, "GET", base+"/endpoints/"+epG+"?link="+link.Token, nil, ""), 404)
 	want("the link writes", call(link.Token, "POST", "/endpoints", `{"url":"`+rc.URL+`/l","types":["#"]}`), 403)
 	want("a tampered link", send(t, "GET", base+"/endpoints?link="+link.Token[:len(link.Token)-2]+"AA", nil, ""), 401)
+
+	// Revocation by id, before the expiry: operators only, at once, for good.
+	want("acme revokes its link", call(acme, "DELETE", "/links/"+link.ID, ""), 403)
+	want("the operator revokes the link", call(ops, "DELETE", "/links/"+link.ID, ""), 204)
+	want("a revoked link reads", send(t, "GET", base+"/endpoints?link="+link.Token, nil, ""), 401)
+	want("revoking it again", call(ops, "DELETE", "/links/"+link.ID, ""), 204)
+	r = call(ops, "POST", "/links", `{"tenant":"acme","ttl":"10m"}`)
+	var other struct{ Token string }
+	_ = json.Unmarshal([]byte(r.body), &other)
+	want("another link of acme's still reads", send(t, "GET", base+"/endpoints?link="+other.Token, nil, ""), 200)
 }

@@ -39,6 +39,9 @@ type Access struct {
 	Concurrency *auth.ConcurrencyLimiter
 	// LinkTTL is the life of a link POST /links issues without a ttl (0: 24h).
 	LinkTTL time.Duration
+	// Revocations lists the links DELETE /links/{id} revoked (Links checks it); nil:
+	// links cannot be revoked one by one (no store).
+	Revocations *auth.LinkRevocations
 }
 
 // probes are served without a credential when tokens are configured (orchestrators'

@@ -30,8 +30,8 @@ type linkReply struct {
 }
 
 // linkRoutes issue link tokens: signed, expiring credentials scoped to one tenant, for
-// URLs handed to that tenant (?link=...). Operator-only (access.go). Links cannot be
-// revoked one by one: keep them short.
+// URLs handed to that tenant (?link=...), and revoke one by its id before it expires.
+// Operator-only (access.go).
 func (s *Server) linkRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /links", func(w http.ResponseWriter, r *http.Request) {
 		var b linkBody
@@ -68,5 +68,15 @@ func (s *Server) linkRoutes(mux *http.ServeMux) {
 			object = "link/" + c.ID
 		}
 		s.done(w, r, "link.issue", object, b.Tenant, http.StatusCreated, v, err)
+	})
+	mux.HandleFunc("DELETE /links/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		var err error
+		if s.Revocations == nil {
+			err = hub.Errorf(hub.FailedPrecondition, "links cannot be revoked without a store (store.sqlite or store.postgres)")
+		} else {
+			err = s.Revocations.Revoke(r.Context(), id)
+		}
+		s.done(w, r, "link.revoke", "link/"+id, "", http.StatusNoContent, nil, err)
 	})
 }

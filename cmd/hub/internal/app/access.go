@@ -57,10 +57,20 @@ func (a *App) startAccess(ctx context.Context) error {
 			a.log.Info("webhook signing secrets encrypted at rest", "key", ring.PrimaryID(), "endpoints", st.Endpoints)
 		}
 	}
-	if keep := cfg.Auth.Audit.Retention; keep > 0 && cfg.Store.Configured() {
-		as, err := a.store.Audit(ctx)
-		if err != nil {
-			return err
+	keep := cfg.Auth.Audit.Retention
+	if cfg.Store.Configured() && (keep > 0 || ring != nil) {
+		var as *auth.AuditStore
+		if keep > 0 {
+			if as, err = a.store.Audit(ctx); err != nil {
+				return err
+			}
+		}
+		// Revoked link tokens are kept until every link they could name has expired.
+		var revs *auth.LinkRevocations
+		if ring != nil {
+			if revs, err = a.store.LinkRevocations(ctx); err != nil {
+				return err
+			}
 		}
 		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan struct{})
@@ -69,10 +79,17 @@ func (a *App) startAccess(ctx context.Context) error {
 			tick := time.NewTicker(auditPruneEvery)
 			defer tick.Stop()
 			for {
-				if n, err := as.Prune(pctx, time.Now().Add(-keep)); err != nil && pctx.Err() == nil {
-					a.log.Warn("audit: prune failed", "error", err)
-				} else if n > 0 {
-					a.log.Info("audit: pruned", "rows", n, "older_than", keep.String())
+				if as != nil {
+					if n, err := as.Prune(pctx, time.Now().Add(-keep)); err != nil && pctx.Err() == nil {
+						a.log.Warn("audit: prune failed", "error", err)
+					} else if n > 0 {
+						a.log.Info("audit: pruned", "rows", n, "older_than", keep.String())
+					}
+				}
+				if revs != nil {
+					if _, err := revs.Prune(pctx, time.Now()); err != nil && pctx.Err() == nil {
+						a.log.Warn("link revocations: prune failed", "error", err)
+					}
 				}
 				select {
 				case <-pctx.Done():

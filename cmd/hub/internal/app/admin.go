@@ -84,6 +84,12 @@ func (a *App) adminAccess() (admin.Access, error) {
 		if acc.Links, err = auth.NewLinkSigner(ring.DeriveKeys("link-tokens")...); err != nil {
 			return admin.Access{}, err
 		}
+		if cfg.Store.Configured() {
+			if acc.Revocations, err = a.store.LinkRevocations(context.Background()); err != nil {
+				return admin.Access{}, err
+			}
+			acc.Links = acc.Links.WithRevocations(acc.Revocations)
+		}
 	}
 	return acc, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,12 +22,14 @@ func newPortalCmd(env *Env) *cobra.Command {
 		Long: `portal link issues a link to the tenant portal of a running hub: a page where one
 tenant sees and manages its own webhook endpoints, their deliveries and attempts
 (resend, secret rotation, new endpoints), and nothing of any other tenant. The link
-carries a signed token that expires after --ttl (at most 720h); it cannot be revoked
-one by one, so keep it short. Embed it in an iframe on the tenant's own site after
-listing that site's origin in admin.ui.frame_ancestors.`,
+carries a signed token that expires after --ttl (at most 720h). portal revoke ends one
+link before that, on every replica, by the id 'portal link -o json' printed (the audit
+log lists it too, as object link/<id>). Embed a link in an iframe on the tenant's own
+site after listing that site's origin in admin.ui.frame_ancestors.`,
 		Example: `  hub portal link --tenant acme --ttl 1h
   hub portal link --tenant acme --ttl 15m --read-only
-  hub portal link --tenant acme --ttl 1h -o json`,
+  hub portal link --tenant acme --ttl 1h -o json
+  hub portal revoke 7Q2M4K3J5ZC6XH8N9TB0VYWDRA`,
 	}
 	c := adminFlags(cmd, env)
 	var tenant, ttl, output string
@@ -54,7 +57,16 @@ listing that site's origin in admin.ui.frame_ancestors.`,
 	link.Flags().StringVar(&ttl, "ttl", "1h", "life of the link (at most 720h)")
 	link.Flags().BoolVar(&readOnly, "read-only", false, "the portal shows, but changes nothing")
 	link.Flags().StringVarP(&output, "output", "o", "text", "text (the URL and its expiry) or json (the API's answer)")
-	cmd.AddCommand(link)
+	revoke := &cobra.Command{
+		Use:     "revoke ID",
+		Short:   "Revoke a portal link by its id, before it expires",
+		Example: "  hub portal revoke 7Q2M4K3J5ZC6XH8N9TB0VYWDRA",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.do(cmd, http.MethodDelete, "/links/"+url.PathEscape(args[0]), nil, nil)
+		},
+	}
+	cmd.AddCommand(link, revoke)
 	return cmd
 }
 

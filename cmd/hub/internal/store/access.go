@@ -14,6 +14,7 @@ import (
 type access struct {
 	keys  *auth.KeyStore
 	audit *auth.AuditStore
+	links *auth.LinkRevocations
 
 	ringLoaded bool
 	ring       *secrets.Keyring
@@ -53,6 +54,31 @@ func (s *Store) openedKeys() *auth.KeyStore {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.access.keys
+}
+
+// LinkRevocations returns the revoked link tokens (table auth_link_revocations in the
+// ledger's database).
+func (s *Store) LinkRevocations(ctx context.Context) (*auth.LinkRevocations, error) {
+	s.mu.Lock()
+	r := s.access.links
+	s.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	l, err := s.Ledger(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open link revocations: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.access.links != nil {
+		return s.access.links, nil
+	}
+	if r, err = auth.NewLinkRevocations(ctx, l.DB()); err != nil {
+		return nil, fmt.Errorf("open link revocations: %w", err)
+	}
+	s.access.links = r
+	return r, nil
 }
 
 // Audit returns the audit store (table auth_audit in the ledger's database).
