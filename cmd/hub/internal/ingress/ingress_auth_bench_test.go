@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -31,7 +30,7 @@ import (
 func BenchmarkIngressAPIKey(b *testing.B) {
 	redisURL := testenv.RedisURL(b)
 	body := func() []byte {
-		return []byte(`{"specversion":"1.0","id":"` + cloudevent.NewID() + `","source":"/bench","type":"identity.user.erased","tenantid":"acme","data":{"erasure_id":"e1","user_id":"u1"}}`)
+		return []byte(`{"specversion":"1.0","id":"` + cloudevent.NewID() + `","source":"/bench","type":"identity.user.erased","subject":"u1","tenantid":"acme","data":{"erasure_id":"e1","user_id":"u1"}}`)
 	}
 	run := func(b *testing.B, withAuth bool) {
 		opts, _ := redis.ParseURL(redisURL)
@@ -101,16 +100,7 @@ func BenchmarkIngressAPIKey(b *testing.B) {
 				}
 			}
 		})
-		for {
-			n, err := client.XLen(context.Background(), stream).Result()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if n >= int64(b.N) {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitStreamLen(b, client, stream, b.N)
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	}

@@ -47,20 +47,9 @@ func BenchmarkIngressToRedis(b *testing.B) {
 		}
 		return h, client, stream
 	}
-	waitLen := func(b *testing.B, c *redis.Client, stream string, n int) {
-		for {
-			l, err := c.XLen(context.Background(), stream).Result()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if l >= int64(n) {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	waitLen := waitStreamLen
 	body := func() []byte {
-		return []byte(`{"specversion":"1.0","id":"` + cloudevent.NewID() + `","source":"/bench","type":"identity.user.erased","tenantid":"acme","data":{"erasure_id":"e1","user_id":"u1"}}`)
+		return []byte(`{"specversion":"1.0","id":"` + cloudevent.NewID() + `","source":"/bench","type":"identity.user.erased","subject":"u1","tenantid":"acme","data":{"erasure_id":"e1","user_id":"u1"}}`)
 	}
 
 	b.Run("hub", func(b *testing.B) {
@@ -126,4 +115,25 @@ func BenchmarkIngressToRedis(b *testing.B) {
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+}
+
+// waitStreamLen waits until stream holds n entries; a benchmark whose requests failed
+// (b.Failed) or whose entries do not all arrive within 30 s fails instead of waiting
+// for ever.
+func waitStreamLen(b *testing.B, c *redis.Client, stream string, n int) {
+	b.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !b.Failed() {
+		l, err := c.XLen(context.Background(), stream).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l >= int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("stream %s holds %d of %d entries after 30 s", stream, l, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
