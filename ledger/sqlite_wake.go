@@ -135,7 +135,7 @@ func (l *wakeListener) Listen(ctx context.Context, topic string) error {
 	if err := l.Listener.Listen(ctx, topic); err != nil {
 		return err
 	}
-	if strings.HasSuffix(topic, "river_insert") {
+	if strings.HasSuffix(topic, insertTopic) {
 		l.mu.Lock()
 		l.topic = topic
 		l.mu.Unlock()
@@ -159,8 +159,30 @@ func (l *wakeListener) WaitForNotification(ctx context.Context) (*riverdriver.No
 		return p.n, p.err
 	case q := <-wakes:
 		l.d.woken.Add(1)
-		return &riverdriver.Notification{Topic: topic, Payload: fmt.Sprintf(`{"queue": %q}`, q)}, nil
+		return &riverdriver.Notification{Topic: topic, Payload: fmt.Sprintf(`{"queue": %q}`, q)}, nil // as WakeQueue's
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// insertTopic is River's notification topic for new jobs (its internal
+// notifier.NotificationTopicInsert), with the payload maybeNotifyInsertForQueues writes.
+const insertTopic = "river_insert"
+
+// WakeQueue asks the producers of queue to fetch now, for jobs made available other
+// than by an insert (a scheduled job brought forward with JobRetry), which River
+// announces to nobody: its producers would find them at their next poll. On
+// PostgreSQL it is River's own insert notification (every process listening on the
+// schema fetches), on SQLite the in-process wake-up. Best effort: a failure only
+// leaves the poll.
+func (l *Ledger) WakeQueue(ctx context.Context, queue string) error {
+	if l.wake != nil {
+		l.wake.wake([]string{queue})
+		return nil
+	}
+	return l.exec.NotifyMany(ctx, &riverdriver.NotifyManyParams{
+		Payload: []string{fmt.Sprintf(`{"queue": %q}`, queue)},
+		Schema:  l.cfg.Schema,
+		Topic:   insertTopic,
+	})
 }

@@ -90,3 +90,23 @@ func TestSQLiteInsertInTxWakesTheProducer(t *testing.T) {
 		t.Fatal("the insert's commit did not wake the producer in process")
 	}
 }
+
+// WakeQueue reaches the producers on both stores: River's insert notification on
+// PostgreSQL, the in-process wake-up on SQLite.
+func TestWakeQueue(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		l, _ := setup(t, b, ledger.Config{})
+		ctx := testenv.Context(t, 30*time.Second)
+		if err := l.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := ledger.Woken(l)
+		if err := l.WakeQueue(ctx, river.QueueDefault); err != nil {
+			t.Fatal(err)
+		}
+		if b == ledger.SQLite {
+			testenv.WaitFor(t, 10*time.Second, "the wake-up returned to River", func() bool { return ledger.Woken(l) > before })
+		}
+	})
+}

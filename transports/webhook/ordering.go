@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -155,6 +156,12 @@ func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[
 	if err != nil {
 		return 0, dbErr("ordering", err)
 	}
+	// Delivered by this process a moment ago, its completion not yet written by
+	// River's batched completer: it is finished. Every older delivery of the key was
+	// finished before it started (it made the same check), so nothing is overtaken.
+	if t.delivered.has(prev) {
+		return 0, nil
+	}
 	row, err := t.l.JobGet(ctx, prev)
 	if err != nil {
 		return orderPollBusy, nil //nolint:nilerr // gone since the query (finished, deleted): look again soon
@@ -192,7 +199,48 @@ func (t *Transport) nudgeNext(ctx context.Context, job *river.Job[deliveryArgs])
 	if err != nil || state != string(rivertype.JobStateScheduled) && state != string(rivertype.JobStateAvailable) {
 		return
 	}
-	if _, err := t.l.JobRetry(ctx, next); err != nil {
+	row, err := t.l.JobRetry(ctx, next)
+	if err != nil {
 		t.log.Debug("webhook: ordered successor not woken", "delivery", next, "err", err)
+		return
 	}
+	// Available now, but River tells its producers of inserts only: without this the
+	// successor would wait for the next fetch poll.
+	if err := t.l.WakeQueue(ctx, row.Queue); err != nil {
+		t.log.Debug("webhook: ordered successor's queue not woken", "delivery", next, "err", err)
+	}
+}
+
+// recentSet is a set of job ids kept for recentFor after they were added: long enough
+// for River's completer to record the jobs' completion (it flushes within a second
+// under any load the ledger can take), short enough to stay small.
+type recentSet struct {
+	mu   sync.Mutex
+	m    map[int64]time.Time
+	adds int
+}
+
+const recentFor = time.Minute
+
+func (r *recentSet) add(id int64, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[int64]time.Time{}
+	}
+	r.m[id] = now
+	if r.adds++; r.adds%1024 == 0 {
+		for k, at := range r.m {
+			if now.Sub(at) > recentFor {
+				delete(r.m, k)
+			}
+		}
+	}
+}
+
+func (r *recentSet) has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.m[id]
+	return ok
 }

@@ -43,6 +43,10 @@ type Transport struct {
 	// calls right after Work returns, in the same process, for the same job.
 	retryAfter sync.Map // job id -> time.Duration
 
+	// delivered holds the ordered deliveries this process delivered recently, so their
+	// successors need not wait for River's completer to record it (ordering.go).
+	delivered recentSet
+
 	closed atomic.Bool
 }
 

@@ -85,6 +85,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 			// The receiver has it: failing the job now would only send it again.
 			t.log.Warn("webhook: breaker update failed", "endpoint", ep.ID, "err", err)
 		}
+		if job.Args.OrderKey != "" {
+			t.delivered.add(job.ID, time.Now())
+		}
 		t.nudgeNext(ctx, job)
 		return nil
 	}
