@@ -2,7 +2,7 @@ package webhook
 
 import (
 	"context"
-	"net/http/httptest"
+	"net"
 	"reflect"
 	"sync"
 	"testing"
@@ -31,28 +31,40 @@ type sdkReceiver struct {
 func newSDKReceiver(t *testing.T) *sdkReceiver {
 	t.Helper()
 	r := &sdkReceiver{got: map[string]*cloudevent.Event{}}
-	p, err := cehttp.New()
+	// The SDK's own server and receive loop (StartReceiver), as an application runs
+	// it. Not sdk.NewHTTPReceiveHandler: its handler hands each request to a reader
+	// bound to that request's context, so a request the sender gave up on (an attempt
+	// timeout on a loaded machine) leaves its message with no reader and the next
+	// request blocked for ever.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cehttp.New(cehttp.WithListener(ln))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sdk.NewClient(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	h, err := sdk.NewHTTPReceiveHandler(ctx, p, func(e ce.Event) {
-		ev, err := cesdk.FromSDK(e)
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if err != nil {
-			r.bad = append(r.bad, err)
-			return
-		}
-		r.got[ev.ID] = ev
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	r.url = srv.URL + "/sdk"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.StartReceiver(ctx, func(e ce.Event) {
+			ev, err := cesdk.FromSDK(e)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if err != nil {
+				r.bad = append(r.bad, err)
+				return
+			}
+			r.got[ev.ID] = ev
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	r.url = "http://" + ln.Addr().String() + "/sdk"
 	return r
 }
 
