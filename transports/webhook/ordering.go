@@ -172,12 +172,18 @@ func (t *Transport) orderWait(ctx context.Context, ep *Endpoint, job *river.Job[
 	case rivertype.JobStateRunning:
 		return orderPollBusy, nil
 	}
-	// Queued, retrying or asleep (a short snooze is "available" with a time ahead):
-	// until it is due, and a little after.
 	if ahead := row.ScheduledAt.Sub(now); ahead > 0 {
+		if row.State != rivertype.JobStateRetryable {
+			// Asleep itself (a snooze: waiting on its own predecessor, the breaker or
+			// the rate limit; a short one is "available" with a time ahead): it wakes
+			// this one when it is delivered (nudgeNext), so only the poll bound is
+			// kept, for the rarer ends (dead under skip).
+			return orderPollMax, nil
+		}
+		// Waiting out a retry's backoff: until it is due, and a little after.
 		return min(orderPollMax, ahead+orderPollMin), nil
 	}
-	return orderPollBusy, nil
+	return orderPollBusy, nil // queued: about to run
 }
 
 // nudgeNext wakes the next unfinished delivery of the job's key when it is asleep
@@ -194,11 +200,41 @@ func (t *Transport) nudgeNext(ctx context.Context, job *river.Job[deliveryArgs])
 		WHERE kind = 'webhook_delivery' AND `+t.argExpr("endpoint_id")+` = $1 AND `+t.argExpr("order_key")+` = $2
 		AND id > $3 AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') ORDER BY id LIMIT 1`,
 		job.Args.EndpointID, job.Args.OrderKey, job.ID).Scan(&next, &state)
-	// Asleep: scheduled, or (a short snooze) available with a time still ahead, which
-	// JobRetry brings to now. A retry waiting out its backoff is retryable: left alone.
-	if err != nil || state != string(rivertype.JobStateScheduled) && state != string(rivertype.JobStateAvailable) {
+	if err != nil {
 		return
 	}
+	if state == string(rivertype.JobStateRunning) {
+		// Running: most likely looking at this very delivery, which it may have seen
+		// unfinished, so about to be snoozed; River's completer records the snooze a
+		// moment later, when a nudge now would find nothing to wake. Nudge it once
+		// more after that moment (a no-op if it is really delivering).
+		time.AfterFunc(renudgeAfter, func() {
+			if t.closed.Load() {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if row, err := t.l.JobGet(ctx, next); err == nil &&
+				(row.State == rivertype.JobStateScheduled || row.State == rivertype.JobStateAvailable) {
+				t.wake(ctx, next)
+			}
+		})
+		return
+	}
+	// Asleep: scheduled, or (a short snooze) available with a time still ahead, which
+	// JobRetry brings to now. A retry waiting out its backoff is retryable: left alone.
+	if state != string(rivertype.JobStateScheduled) && state != string(rivertype.JobStateAvailable) {
+		return
+	}
+	t.wake(ctx, next)
+}
+
+// renudgeAfter is how long after a nudge found its successor running it is nudged
+// again: longer than River's completer takes to record a snooze under load.
+const renudgeAfter = 200 * time.Millisecond
+
+// wake brings the sleeping delivery next forward to now.
+func (t *Transport) wake(ctx context.Context, next int64) {
 	row, err := t.l.JobRetry(ctx, next)
 	if err != nil {
 		t.log.Debug("webhook: ordered successor not woken", "delivery", next, "err", err)
