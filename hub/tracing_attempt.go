@@ -26,3 +26,29 @@ func TraceAttempt(ctx context.Context, destination string, ev *cloudevent.Event,
 	endSpan(span, err)
 	return err
 }
+
+// TraceSendInTx starts, for each event of a batch written to destination inside the
+// producer's own transaction (an outbox destination whose records live in the ledger's
+// database: outbox.TxSender), the producer span "send <destination>" the relay's
+// TraceAttempt would have made, each continuing its event's trace; end(err) ends them
+// all with the write's outcome. The spans cover the write, not a later delivery (the
+// webhook worker's attempts, the stream's consumers have their own).
+func TraceSendInTx(ctx context.Context, destination string, evs []*cloudevent.Event) (end func(error)) {
+	tr := tracerFrom(nil)
+	spans := make([]trace.Span, len(evs))
+	for i, ev := range evs {
+		_, spans[i] = tr.Start(ExtractTrace(ctx, ev), "send "+destination,
+			trace.WithSpanKind(trace.SpanKindProducer),
+			trace.WithAttributes(eventAttrs(ev)...),
+			trace.WithAttributes(
+				attribute.String("messaging.destination.name", destination),
+				attribute.Int("eventhub.attempt", 1),
+				attribute.Bool("eventhub.in_transaction", true),
+			))
+	}
+	return func(err error) {
+		for _, sp := range spans {
+			endSpan(sp, err)
+		}
+	}
+}

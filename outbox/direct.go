@@ -54,8 +54,10 @@ func (o *Outbox) sendDirect(ctx context.Context, tx any, items []hub.OutboxItem)
 		direct[it.Destination] = append(direct[it.Destination], it.Event)
 	}
 	for _, name := range order {
+		end := hub.TraceSendInTx(ctx, name, direct[name])
 		err := sender[name].SendTx(ctx, tx, direct[name])
 		if errors.Is(err, ledger.ErrNoCommitHook) {
+			end(nil) // nothing written here: the relay's attempt gets its own span
 			// The destination cannot join this transaction (a caller's own, whose
 			// commit it would not see): its events get rows after all.
 			for _, it := range items {
@@ -65,6 +67,7 @@ func (o *Outbox) sendDirect(ctx context.Context, tx any, items []hub.OutboxItem)
 			}
 			continue
 		}
+		end(err)
 		if err != nil {
 			return nil, err
 		}

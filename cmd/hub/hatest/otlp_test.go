@@ -105,8 +105,10 @@ func (o *otlpReceiver) trace(want ...string) []receivedSpan {
 
 // TestHA_OTLP runs the binary with OTEL_EXPORTER_OTLP_ENDPOINT aimed at an in-process
 // OTLP receiver. One event posted to the ingress must produce one trace: the ingress's
-// publish span, the outbox relay's delivery attempt to the stream ("send events:#", a
-// River job, child of the publish span the event carries), the stream consumer's
+// publish span, the write to the stream ("send events:#", child of the publish span the
+// event carries: appended in the request's transaction, since the stream lives in the
+// ledger's SQLite file; the outbox relay's attempt makes the same span when the
+// destination needs a row), the stream consumer's
 // handler span ("process source", the kdbstream source reading the stream back, also a
 // child of that publish), and the handler's own publish, with the replica's instance
 // id on the resource.

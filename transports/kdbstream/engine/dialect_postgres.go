@@ -76,10 +76,17 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	go d.listen(lctx, cc.Copy(), done)
 	d.stop = func() { cancel(); <-done }
 	for _, s := range ddlPostgres {
-		if _, err := db.ExecContext(ctx, s); err != nil && !isUniqueViolation(err) {
-			db.Close()
-			d.close()
-			return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			// Processes starting together create the same objects at once and can
+			// collide on the catalog (23505 on pg_type, 42710 duplicate type, 42P07
+			// duplicate relation, whichever the race hits) even with IF NOT EXISTS; the
+			// other's object is committed by the time the error is raised, so the
+			// statement run again sees it.
+			if _, err2 := db.ExecContext(ctx, s); err2 != nil {
+				db.Close()
+				d.close()
+				return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
+			}
 		}
 	}
 	return db, nil
@@ -182,10 +189,11 @@ func (d *postgresDialect) deletePending(ctx context.Context, tx *sql.Tx, sid int
 }
 
 // isUniqueViolation: concurrent CREATE ... IF NOT EXISTS on PostgreSQL can still race
-// on the catalog's unique index (23505); the object exists then, which is what we want.
+// on the catalog (23505 on its unique index, or 42P06 duplicate schema); the object
+// exists then, which is what we want.
 func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
+	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P06")
 }
 
 // postgresErrorCode is PostgreSQL's table (SQLSTATE codes, postgresql.org/docs/current/errcodes-appendix.html):
