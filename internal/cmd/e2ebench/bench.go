@@ -228,7 +228,8 @@ func (b *bench) measure(ctx context.Context, h *hubProc, f func(ctx context.Cont
 	b.recv.reset()
 	cpu0 := h.cpu()
 	r := f(ctx)
-	if delivered := r.events - r.missing; delivered > 0 {
+	// With -runs the CPU covers every run; each run posts as many events as the first.
+	if delivered := (r.events - r.missing) * max(1, len(r.runs)); delivered > 0 {
 		r.cpuPer1k = (h.cpu() - cpu0) * 1000 / time.Duration(delivered)
 	}
 	r.rssMiB = h.peakRSS()
