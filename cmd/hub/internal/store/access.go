@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,84 +27,50 @@ type access struct {
 // on first use), tuned by the config's auth.api_keys. Every listener of the process shares
 // it, so a key revoked through the admin API stops at this process's ingress at once.
 func (s *Store) Keys(ctx context.Context) (*auth.KeyStore, error) {
-	if k := s.openedKeys(); k != nil {
-		return k, nil
-	}
-	l, err := s.Ledger(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open API keys: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.access.keys != nil {
-		return s.access.keys, nil
-	}
 	var cfg auth.KeyStoreConfig
 	if s.file != nil {
 		cfg = s.file.Config.Auth.APIKeys
 	}
-	k, err := auth.NewKeyStore(ctx, l.DB(), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open API keys: %w", err)
-	}
-	s.access.keys = k
-	return k, nil
-}
-
-func (s *Store) openedKeys() *auth.KeyStore {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.access.keys
+	return onLedger(ctx, s, &s.access.keys, "API keys", func(ctx context.Context, db *sql.DB) (*auth.KeyStore, error) {
+		return auth.NewKeyStore(ctx, db, cfg)
+	})
 }
 
 // LinkRevocations returns the revoked link tokens (table auth_link_revocations in the
 // ledger's database).
 func (s *Store) LinkRevocations(ctx context.Context) (*auth.LinkRevocations, error) {
-	s.mu.Lock()
-	r := s.access.links
-	s.mu.Unlock()
-	if r != nil {
-		return r, nil
-	}
-	l, err := s.Ledger(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open link revocations: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.access.links != nil {
-		return s.access.links, nil
-	}
-	if r, err = auth.NewLinkRevocations(ctx, l.DB()); err != nil {
-		return nil, fmt.Errorf("open link revocations: %w", err)
-	}
-	s.access.links = r
-	return r, nil
+	return onLedger(ctx, s, &s.access.links, "link revocations", auth.NewLinkRevocations)
 }
 
 // Audit returns the audit store (table auth_audit in the ledger's database).
 func (s *Store) Audit(ctx context.Context) (*auth.AuditStore, error) {
+	return onLedger(ctx, s, &s.access.audit, "audit", auth.NewAuditStore)
+}
+
+// onLedger returns *slot, opening it on the ledger's database the first time (the
+// ledger is opened outside s.mu: it takes the lock itself).
+func onLedger[T comparable](ctx context.Context, s *Store, slot *T, what string, open func(context.Context, *sql.DB) (T, error)) (T, error) {
+	var zero T
 	s.mu.Lock()
-	a := s.access.audit
+	v := *slot
 	s.mu.Unlock()
-	if a != nil {
-		return a, nil
+	if v != zero {
+		return v, nil
 	}
 	l, err := s.Ledger(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open audit: %w", err)
+		return zero, fmt.Errorf("open %s: %w", what, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.access.audit != nil {
-		return s.access.audit, nil
+	if *slot != zero {
+		return *slot, nil
 	}
-	a, err = auth.NewAuditStore(ctx, l.DB())
-	if err != nil {
-		return nil, fmt.Errorf("open audit: %w", err)
+	if v, err = open(ctx, l.DB()); err != nil {
+		return zero, fmt.Errorf("open %s: %w", what, err)
 	}
-	s.access.audit = a
-	return a, nil
+	*slot = v
+	return v, nil
 }
 
 // Keyring returns the ring that encrypts secrets in the store, loaded once: the keys of
