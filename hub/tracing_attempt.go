@@ -15,16 +15,19 @@ import (
 // traceparent), like the route's own attempts. attempt is the attempt number (1 for the
 // first). The span goes to the otel global tracer provider.
 func TraceAttempt(ctx context.Context, destination string, ev *cloudevent.Event, attempt int, send func(context.Context) error) error {
-	ctx, span := tracerFrom(nil).Start(ExtractTrace(ctx, ev), "send "+destination,
-		trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(eventAttrs(ev)...),
-		trace.WithAttributes(
-			attribute.String("messaging.destination.name", destination),
-			attribute.Int("eventhub.attempt", attempt),
-		))
+	ctx, span := startSend(ctx, destination, ev, attribute.Int("eventhub.attempt", attempt))
 	err := send(ctx)
 	endSpan(span, err)
 	return err
+}
+
+// startSend starts the producer span "send <destination>" continuing ev's trace.
+func startSend(ctx context.Context, destination string, ev *cloudevent.Event, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return tracerFrom(nil).Start(ExtractTrace(ctx, ev), "send "+destination,
+		trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(eventAttrs(ev)...),
+		trace.WithAttributes(attribute.String("messaging.destination.name", destination)),
+		trace.WithAttributes(attrs...))
 }
 
 // TraceSendInTx starts, for each event of a batch written to destination inside the
@@ -34,17 +37,10 @@ func TraceAttempt(ctx context.Context, destination string, ev *cloudevent.Event,
 // all with the write's outcome. The spans cover the write, not a later delivery (the
 // webhook worker's attempts, the stream's consumers have their own).
 func TraceSendInTx(ctx context.Context, destination string, evs []*cloudevent.Event) (end func(error)) {
-	tr := tracerFrom(nil)
 	spans := make([]trace.Span, len(evs))
 	for i, ev := range evs {
-		_, spans[i] = tr.Start(ExtractTrace(ctx, ev), "send "+destination,
-			trace.WithSpanKind(trace.SpanKindProducer),
-			trace.WithAttributes(eventAttrs(ev)...),
-			trace.WithAttributes(
-				attribute.String("messaging.destination.name", destination),
-				attribute.Int("eventhub.attempt", 1),
-				attribute.Bool("eventhub.in_transaction", true),
-			))
+		_, spans[i] = startSend(ctx, destination, ev,
+			attribute.Int("eventhub.attempt", 1), attribute.Bool("eventhub.in_transaction", true))
 	}
 	return func(err error) {
 		for _, sp := range spans {

@@ -39,13 +39,9 @@ func newWakeDriver(d *riversqlite.Driver) *wakeDriver {
 	return &wakeDriver{Driver: d, listeners: map[*wakeListener]struct{}{}}
 }
 
-// GetListener wraps the driver's listener so wake reaches it.
+// GetListener wraps the driver's listener so wake reaches it once it is connected.
 func (d *wakeDriver) GetListener(params *riverdriver.GetListenenerParams) riverdriver.Listener {
-	l := &wakeListener{Listener: d.Driver.GetListener(params), d: d, wakes: make(chan string, wakeBuffer)}
-	d.mu.Lock()
-	d.listeners[l] = struct{}{}
-	d.mu.Unlock()
-	return l
+	return &wakeListener{Listener: d.Driver.GetListener(params), d: d, wakes: make(chan string, wakeBuffer)}
 }
 
 // wakeBuffer bounds the wake-ups queued per listener; beyond it one is dropped, as a
@@ -97,7 +93,7 @@ func (l *wakeListener) Connect(ctx context.Context) error {
 	l.out, l.cancel, l.done = out, cancel, done
 	l.mu.Unlock()
 	l.d.mu.Lock()
-	l.d.listeners[l] = struct{}{} // again after a Close
+	l.d.listeners[l] = struct{}{} // wake reaches it from now until Close
 	l.d.mu.Unlock()
 	go func() {
 		defer close(done)
@@ -159,7 +155,7 @@ func (l *wakeListener) WaitForNotification(ctx context.Context) (*riverdriver.No
 		return p.n, p.err
 	case q := <-wakes:
 		l.d.woken.Add(1)
-		return &riverdriver.Notification{Topic: topic, Payload: fmt.Sprintf(`{"queue": %q}`, q)}, nil // as WakeQueue's
+		return &riverdriver.Notification{Topic: topic, Payload: insertPayload(q)}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -168,6 +164,8 @@ func (l *wakeListener) WaitForNotification(ctx context.Context) (*riverdriver.No
 // insertTopic is River's notification topic for new jobs (its internal
 // notifier.NotificationTopicInsert), with the payload maybeNotifyInsertForQueues writes.
 const insertTopic = "river_insert"
+
+func insertPayload(queue string) string { return fmt.Sprintf(`{"queue": %q}`, queue) }
 
 // WakeQueue asks the producers of queue to fetch now, for jobs made available other
 // than by an insert (a scheduled job brought forward with JobRetry), which River
@@ -181,7 +179,7 @@ func (l *Ledger) WakeQueue(ctx context.Context, queue string) error {
 		return nil
 	}
 	return l.exec.NotifyMany(ctx, &riverdriver.NotifyManyParams{
-		Payload: []string{fmt.Sprintf(`{"queue": %q}`, queue)},
+		Payload: []string{insertPayload(queue)},
 		Schema:  l.cfg.Schema,
 		Topic:   insertTopic,
 	})

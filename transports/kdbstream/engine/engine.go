@@ -226,13 +226,17 @@ func (e *Engine) inTxRelaxed(ctx context.Context, fn func(tx *sql.Tx) error) err
 }
 
 func (e *Engine) inTxMode(ctx context.Context, relaxed bool, fn func(tx *sql.Tx) error) error {
-	e.closeMu.RLock()
-	closed := e.closed
-	e.closeMu.RUnlock()
-	if closed {
+	if e.isClosed() {
 		return errClosed
 	}
 	return e.inTxRaw(ctx, relaxed, fn)
+}
+
+// isClosed reports whether Close has begun.
+func (e *Engine) isClosed() bool {
+	e.closeMu.RLock()
+	defer e.closeMu.RUnlock()
+	return e.closed
 }
 
 // inTxRaw is inTxMode without the closed check (the committer drains after Close).

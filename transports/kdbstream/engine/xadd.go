@@ -47,10 +47,8 @@ func (e *Engine) XAdd(ctx context.Context, a Add) (id ID, ok bool, err error) {
 // concurrent callers. It returns once they are durable (per the Synchronous setting);
 // err is a whole-transaction failure, a single XADD's refusal is in its AddResult.
 func (e *Engine) Append(ctx context.Context, adds []Add) ([]AddResult, error) {
-	for _, a := range adds {
-		if len(a.Values) == 0 || len(a.Values)%2 != 0 {
-			return nil, errWrongArgs("xadd")
-		}
+	if err := checkAdds(adds); err != nil {
+		return nil, err
 	}
 	r := &appendReq{ctx: ctx, adds: adds, done: make(chan struct{})}
 	e.closeMu.RLock()
@@ -86,15 +84,10 @@ func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []Ad
 	if e.cfg.DB == nil {
 		return nil, nil, hub.Errorf(hub.FailedPrecondition, "kdbstream: AppendTx needs an engine on a shared handle (Config.DB)")
 	}
-	for _, a := range adds {
-		if len(a.Values) == 0 || len(a.Values)%2 != 0 {
-			return nil, nil, errWrongArgs("xadd")
-		}
+	if err := checkAdds(adds); err != nil {
+		return nil, nil, err
 	}
-	e.closeMu.RLock()
-	closed := e.closed
-	e.closeMu.RUnlock()
-	if closed {
+	if e.isClosed() {
 		return nil, nil, errClosed
 	}
 	if err := e.ensureReady(ctx); err != nil {
@@ -110,6 +103,16 @@ func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []Ad
 			e.waiters.notify(s)
 		}
 	}, nil
+}
+
+// checkAdds refuses an XADD without field-value pairs, as Redis does.
+func checkAdds(adds []Add) error {
+	for _, a := range adds {
+		if len(a.Values) == 0 || len(a.Values)%2 != 0 {
+			return errWrongArgs("xadd")
+		}
+	}
+	return nil
 }
 
 // committer is the group-commit loop: it takes every request waiting (up to MaxBatch

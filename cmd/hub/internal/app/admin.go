@@ -94,10 +94,8 @@ func (a *App) adminAccess() (admin.Access, error) {
 	return acc, nil
 }
 
-// metricsOnly is the metrics listener: /metrics, and with withPprof the runtime's
-// profiles under /debug/pprof/ (net/http/pprof's handlers, mounted on this mux only
-// rather than on http.DefaultServeMux), behind the request guard's Host and
-// cross-site checks (no token: Prometheus scrapes it as it is).
+// metricsListener is the metrics listener's handler: metricsOnly behind the request
+// guard's Host and cross-site checks (no token: Prometheus scrapes it as it is).
 func metricsListener(cfg config.Metrics, g prometheus.Gatherer) (http.Handler, error) {
 	guard, err := auth.NewGuard(auth.GuardConfig{ListenAddr: cfg.Listen, Hosts: cfg.Hosts})
 	if err != nil {
@@ -106,6 +104,9 @@ func metricsListener(cfg config.Metrics, g prometheus.Gatherer) (http.Handler, e
 	return guard.Middleware(metricsOnly(g, cfg.Pprof)), nil
 }
 
+// metricsOnly serves /metrics and, with withPprof, the runtime's profiles under
+// /debug/pprof/ (net/http/pprof's handlers, mounted on this mux only rather than on
+// http.DefaultServeMux).
 func metricsOnly(g prometheus.Gatherer, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
