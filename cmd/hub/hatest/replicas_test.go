@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -145,6 +147,7 @@ admin: {listen: "%[11]s"}
 		t.Fatal(err)
 	}
 	rc.setSecret(registerEndpoint(t, replicas[0].admin, hook.URL+"/hook"))
+	consoleAcrossReplicas(t, replicas[0].admin, replicas[1].admin)
 
 	// Load through all three ingresses, faults at fixed points of progress.
 	var acked sync.Map // event id -> ingress name
@@ -461,6 +464,74 @@ func (rc *receiver) copies() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// consoleAcrossReplicas signs in to the web console of one replica (no admin token:
+// the loopback operator) and opens a page of another with that session, then signs
+// out there: behind a load balancer without sticky sessions, an operator's requests
+// land on any replica.
+func consoleAcrossReplicas(t testing.TB, first, other string) {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(addr, path string, cookies ...*http.Cookie) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	post := func(addr, path string, form url.Values, cookies ...*http.Cookie) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", "http://"+addr)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp
+	}
+	csrf := regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+	cookie := func(resp *http.Response, name string) *http.Cookie {
+		for _, c := range resp.Cookies() {
+			if c.Name == name && c.Value != "" {
+				return c
+			}
+		}
+		t.Fatalf("%s %s: no %s cookie (status %d)", resp.Request.Method, resp.Request.URL, name, resp.StatusCode)
+		return nil
+	}
+	resp, page := get(first, "/ui/login")
+	m := csrf.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("console sign-in page: %d", resp.StatusCode)
+	}
+	signed := post(first, "/ui/login", url.Values{"_csrf": {m[1]}}, cookie(resp, "hub_login"))
+	session := cookie(signed, "hub_session")
+	resp, page = get(other, "/ui/endpoints", session)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a session opened on %s, used on %s: %d (want 200)", first, other, resp.StatusCode)
+	}
+	m = csrf.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the endpoints page has no sign-out form")
+	}
+	if resp := post(other, "/ui/logout", url.Values{"_csrf": {m[1]}}, session); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out on %s: %d", other, resp.StatusCode)
+	}
+	if resp, _ := get(first, "/ui/endpoints", session); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the session signed out on %s still opens %s: %d", other, first, resp.StatusCode)
+	}
+	t.Logf("console: signed in on %s, used and signed out on %s", first, other)
 }
 
 // registerEndpoint creates a webhook endpoint through one replica's admin API (the

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/koder/eventhub/auth"
@@ -31,6 +32,12 @@ func (a *App) console(srv *admin.Server) error {
 	}
 	if ring != nil {
 		c.CSRFKey = ring.DeriveKeys("console-csrf")[0]
+	}
+	if cfg.Store.Configured() {
+		// In the ledger, so that replicas behind a load balancer share the sessions.
+		if c.Sessions, err = a.store.Sessions(context.Background()); err != nil {
+			return fmt.Errorf("admin.ui: %w", err)
+		}
 	}
 	con, err := ui.New(c)
 	if err != nil {

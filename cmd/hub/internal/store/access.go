@@ -16,6 +16,7 @@ type access struct {
 	keys  *auth.KeyStore
 	audit *auth.AuditStore
 	links *auth.LinkRevocations
+	sess  *auth.SessionStore
 
 	ringLoaded bool
 	ring       *secrets.Keyring
@@ -40,6 +41,12 @@ func (s *Store) Keys(ctx context.Context) (*auth.KeyStore, error) {
 // ledger's database).
 func (s *Store) LinkRevocations(ctx context.Context) (*auth.LinkRevocations, error) {
 	return onLedger(ctx, s, &s.access.links, "link revocations", auth.NewLinkRevocations)
+}
+
+// Sessions returns the web console's operator sessions (table auth_sessions in the
+// ledger's database), shared by the replicas on that ledger.
+func (s *Store) Sessions(ctx context.Context) (*auth.SessionStore, error) {
+	return onLedger(ctx, s, &s.access.sess, "console sessions", auth.NewSessionStore)
 }
 
 // Audit returns the audit store (table auth_audit in the ledger's database).

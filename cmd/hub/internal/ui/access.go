@@ -78,7 +78,11 @@ const (
 // withSession resolves the operator's session into the request's principal.
 func (c *Console) withSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := c.sessions.get(r)
+		s, ok, err := c.sessions.get(r)
+		if err != nil {
+			c.fail(w, r, nil, err)
+			return
+		}
 		if !ok {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, Prefix+"/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -186,7 +190,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		if !p.Operator() && next == Prefix+"/" {
 			next = Prefix + "/endpoints" // the overview is for operators
 		}
-		c.sessions.create(w, r, p)
+		if _, err := c.sessions.create(w, r, p); err != nil {
+			c.fail(w, r, nil, err)
+			return
+		}
 		http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: Prefix + "/login", MaxAge: -1})
 		http.Redirect(w, r, next, http.StatusSeeOther)
 	default:
@@ -202,12 +209,19 @@ type loginData struct {
 
 // logout ends the session (POST with its CSRF token).
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	s, ok := c.sessions.get(r)
+	s, ok, err := c.sessions.get(r)
+	if err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
 	if r.Method != http.MethodPost || !ok || !sameToken(r.PostFormValue(csrfField), s.csrf) {
 		c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "the-web-console", Msg: "ui: sign out with the button"})
 		return
 	}
-	c.sessions.end(w, r)
+	if err := c.sessions.end(w, r); err != nil {
+		c.fail(w, r, nil, err)
+		return
+	}
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 }
 

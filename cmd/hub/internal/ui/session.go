@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"sync"
@@ -9,12 +10,14 @@ import (
 	"github.com/koder/eventhub/auth"
 )
 
-// Operator sessions live in this process's memory: a session id is 256 random bits in
-// an HttpOnly, SameSite=Strict cookie, and the server keeps the principal and the CSRF
-// token under its hash. Signing out or a restart ends it; nothing signed can outlive a
-// token that was removed from the config, because the next sign-in checks it again. The
-// price: behind a load balancer, an operator's requests must reach the replica that
-// signed them in (sticky sessions), or they sign in again.
+// Operator sessions: a session id is 256 random bits in an HttpOnly, SameSite=Strict
+// cookie; the server keeps the principal and the CSRF token under the id's hash. With
+// a store (Config.Sessions: the ledger's auth_sessions table, what the hub binary
+// uses) every replica sharing the ledger knows every session, so a load balancer needs
+// no sticky sessions and signing out on one replica ends the session on all. Without
+// one (a console built by library code with no ledger) they live in this process's
+// memory and a restart ends them. Nothing signed can outlive a token that was removed
+// from the config beyond the session's TTL, because the next sign-in checks it again.
 
 type session struct {
 	principal auth.Principal
@@ -22,77 +25,138 @@ type session struct {
 	expires   time.Time
 }
 
+// sessionBackend keeps sessions by cookie value.
+type sessionBackend interface {
+	put(ctx context.Context, id string, s *session) error
+	get(ctx context.Context, id string) (*session, bool, error)
+	del(ctx context.Context, id string) error
+}
+
 type sessions struct {
 	ttl time.Duration
+	b   sessionBackend
+	now func() time.Time
+}
+
+func newSessions(ttl time.Duration, store *auth.SessionStore) *sessions {
+	s := &sessions{ttl: ttl, now: time.Now}
+	if store != nil {
+		s.b = storeSessions{store}
+	} else {
+		s.b = &memSessions{m: map[[32]byte]*session{}, now: s.now}
+	}
+	return s
+}
+
+func (s *sessions) create(w http.ResponseWriter, r *http.Request, p auth.Principal) (*session, error) {
+	id := randomToken()
+	ss := &session{principal: p, csrf: randomToken(), expires: s.now().Add(s.ttl)}
+	if err := s.b.put(r.Context(), id, ss); err != nil {
+		return nil, err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.ttl / time.Second)})
+	return ss, nil
+}
+
+// get returns the request's session; an error means the store could not be read (the
+// caller answers Unavailable rather than sending the operator to sign in again).
+func (s *sessions) get(r *http.Request) (*session, bool, error) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil, false, nil
+	}
+	return s.b.get(r.Context(), ck.Value)
+}
+
+func (s *sessions) end(w http.ResponseWriter, r *http.Request) error {
+	var err error
+	if ck, cerr := r.Cookie(sessionCookie); cerr == nil {
+		err = s.b.del(r.Context(), ck.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	return err
+}
+
+// storeSessions keeps sessions in an auth.SessionStore (shared by the replicas).
+type storeSessions struct{ st *auth.SessionStore }
+
+// put prunes the expired sessions first: sign-ins are rare (each needs a valid token),
+// so the table stays small without a background job.
+func (b storeSessions) put(ctx context.Context, id string, s *session) error {
+	if _, err := b.st.Prune(ctx, time.Now()); err != nil {
+		return err
+	}
+	return b.st.Create(ctx, id, auth.Session{Principal: s.principal, CSRF: s.csrf, Expires: s.expires})
+}
+
+func (b storeSessions) get(ctx context.Context, id string) (*session, bool, error) {
+	ss, ok, err := b.st.Get(ctx, id)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	return &session{principal: ss.Principal, csrf: ss.CSRF, expires: ss.Expires}, true, nil
+}
+
+func (b storeSessions) del(ctx context.Context, id string) error { return b.st.Delete(ctx, id) }
+
+// memSessions keeps sessions in this process's memory.
+type memSessions struct {
 	mu  sync.Mutex
 	m   map[[32]byte]*session
 	now func() time.Time
 }
 
-// maxSessions bounds the table (a sign-in flood cannot grow it without limit); the
-// oldest session is dropped beyond it.
+// maxSessions bounds the in-memory table (a sign-in flood cannot grow it without
+// limit); the oldest session is dropped beyond it.
 const maxSessions = 10_000
 
-func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, m: map[[32]byte]*session{}, now: time.Now}
+func (b *memSessions) put(_ context.Context, id string, s *session) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sweepLocked()
+	b.m[sha256.Sum256([]byte(id))] = s
+	return nil
 }
 
-func (s *sessions) create(w http.ResponseWriter, r *http.Request, p auth.Principal) *session {
-	id := randomToken()
-	ss := &session{principal: p, csrf: randomToken(), expires: s.now().Add(s.ttl)}
-	s.mu.Lock()
-	s.sweepLocked()
-	s.m[sha256.Sum256([]byte(id))] = ss
-	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.ttl / time.Second)})
-	return ss
-}
-
-func (s *sessions) get(r *http.Request) (*session, bool) {
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil || ck.Value == "" {
-		return nil, false
-	}
-	key := sha256.Sum256([]byte(ck.Value))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ss, ok := s.m[key]
+func (b *memSessions) get(_ context.Context, id string) (*session, bool, error) {
+	key := sha256.Sum256([]byte(id))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ss, ok := b.m[key]
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
-	if !s.now().Before(ss.expires) {
-		delete(s.m, key)
-		return nil, false
+	if !b.now().Before(ss.expires) {
+		delete(b.m, key)
+		return nil, false, nil
 	}
-	return ss, true
+	return ss, true, nil
 }
 
-func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
-	if ck, err := r.Cookie(sessionCookie); err == nil {
-		s.mu.Lock()
-		delete(s.m, sha256.Sum256([]byte(ck.Value)))
-		s.mu.Unlock()
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+func (b *memSessions) del(_ context.Context, id string) error {
+	b.mu.Lock()
+	delete(b.m, sha256.Sum256([]byte(id)))
+	b.mu.Unlock()
+	return nil
 }
 
 // sweepLocked drops expired sessions, and the oldest when the table is full.
-func (s *sessions) sweepLocked() {
-	now := s.now()
+func (b *memSessions) sweepLocked() {
+	now := b.now()
 	var oldestKey [32]byte
 	var oldest time.Time
-	for k, v := range s.m {
+	for k, v := range b.m {
 		if !now.Before(v.expires) {
-			delete(s.m, k)
+			delete(b.m, k)
 			continue
 		}
 		if oldest.IsZero() || v.expires.Before(oldest) {
 			oldest, oldestKey = v.expires, k
 		}
 	}
-	if len(s.m) >= maxSessions {
-		delete(s.m, oldestKey)
+	if len(b.m) >= maxSessions {
+		delete(b.m, oldestKey)
 	}
 }

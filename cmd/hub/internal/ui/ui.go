@@ -57,6 +57,9 @@ type Config struct {
 	// CSRFKey signs the portal's CSRF tokens; replicas sharing a secret key derive the
 	// same one, so a form served by one is accepted by another. nil: random.
 	CSRFKey []byte
+	// Sessions keeps operator sessions where every replica sees them (the ledger's
+	// auth_sessions table); nil keeps them in this process's memory.
+	Sessions *auth.SessionStore
 	// SampleEvery is the overview's sampling interval (default 10s: 360 samples an hour).
 	SampleEvery time.Duration
 	Logger      *slog.Logger
@@ -111,7 +114,7 @@ func New(cfg Config) (*Console, error) {
 		key = randomBytes(32)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	c := &Console{cfg: cfg, log: cfg.Logger.With("component", "ui"), tmpl: t, sessions: newSessions(cfg.UI.SessionTTL),
+	c := &Console{cfg: cfg, log: cfg.Logger.With("component", "ui"), tmpl: t, sessions: newSessions(cfg.UI.SessionTTL, cfg.Sessions),
 		csrfKey: key, ctx: ctx, stop: stop, tails: make(chan struct{}, MaxTails)}
 	c.sampler = newSampler(c, cfg.SampleEvery)
 	sub, _ := fs.Sub(files, "static")

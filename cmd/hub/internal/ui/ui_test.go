@@ -302,3 +302,63 @@ func TestUI_ReadOnlySession(t *testing.T) {
 		t.Fatalf("read-only validation: %d", rec.Code)
 	}
 }
+
+// TestUI_SessionsSharedByReplicas: two consoles on one session table (two replicas on
+// one ledger, behind a load balancer without sticky sessions): a sign-in on one is a
+// session on the other, with its CSRF token; signing out on the second ends it on the
+// first; a store that cannot be read answers 503 instead of asking to sign in again.
+func TestUI_SessionsSharedByReplicas(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, backend ledger.Backend) {
+		first := setup(t)
+		st, err := auth.NewSessionStore(first.ctx, ledgertest.Open(t, backend, ledger.Config{}).DB())
+		if err != nil {
+			t.Fatal(err)
+		}
+		replica := func(st *auth.SessionStore) *testBundle {
+			tb := *first
+			tb.c, err = New(Config{Admin: first.srv, Logger: slog.New(slog.DiscardHandler), Schemas: schema.Builtin(), Sessions: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &tb
+		}
+		a, b := replica(st), replica(st)
+		ca := &client{tb: a}
+		ca.signIn(t, a.operator)
+		cb := &client{tb: b, cookies: ca.cookies}
+		page := cb.do(http.MethodGet, "/ui/endpoints", nil)
+		if page.Code != http.StatusOK || !strings.Contains(page.Body.String(), first.eps["globex"]) {
+			t.Fatalf("the other replica's endpoints page: %d", page.Code)
+		}
+		csrf := csrfRE.FindStringSubmatch(page.Body.String())[1]
+		if rec := cb.do(http.MethodPost, "/ui/logout", url.Values{"_csrf": {csrf}}); rec.Code != http.StatusSeeOther {
+			t.Fatalf("sign out on the other replica: %d %s", rec.Code, rec.Body.String())
+		}
+		if rec := ca.do(http.MethodGet, "/ui/endpoints", nil); rec.Code != http.StatusSeeOther {
+			t.Fatalf("the first replica after sign-out elsewhere: %d, want a redirect to sign in", rec.Code)
+		}
+
+		ca.signIn(t, a.acme)
+		if rec := ca.do(http.MethodGet, "/ui/endpoints/"+first.eps["globex"], nil); rec.Code != http.StatusNotFound {
+			t.Fatalf("a tenant session read back from the store sees another tenant: %d", rec.Code)
+		}
+		if _, err := st.Prune(first.ctx, time.Now().Add(48*time.Hour)); err != nil { // every session expired
+			t.Fatal(err)
+		}
+		if rec := cb.do(http.MethodGet, "/ui/endpoints", nil); rec.Code != http.StatusSeeOther {
+			t.Fatalf("a pruned session: %d", rec.Code)
+		}
+
+		gone := ledgertest.Open(t, backend, ledger.Config{}).DB()
+		down, err := auth.NewSessionStore(first.ctx, gone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = gone.Close()
+		cd := &client{tb: replica(down), cookies: ca.cookies}
+		if rec := cd.do(http.MethodGet, "/ui/endpoints", nil); rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("a session store that cannot be read: %d, want 503", rec.Code)
+		}
+	})
+}
