@@ -13,12 +13,13 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/outbox"
 )
 
 // TestE2E_PostgresStore runs the binary with its store on PostgreSQL (a schema of its
 // own): the River ledger, the outbox and kdbstream all in the database, for several hub
 // processes to share. An event posted to the ingress lands in the kdbstream stream and
-// reaches a signed webhook.
+// reaches a signed webhook, both written in the ingress's transaction (no outbox row).
 func TestE2E_PostgresStore(t *testing.T) {
 	t.Parallel()
 	pgURL := testenv.PostgresURL(t)
@@ -82,6 +83,18 @@ admin: {listen: "%s"}
 		}
 		return false
 	})
+	// Both destinations live in the store's schema: the ingress wrote the stream entry
+	// and the delivery in its own transaction, and no outbox row was needed.
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var rows int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "river_job"}.Sanitize()+" WHERE queue = $1",
+		outbox.DefaultQueue).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("%d outbox rows (%v); want 0: the kdbstream entry and the delivery are written in the ingress's transaction", rows, err)
+	}
 	if code := p.stop(); code != 0 {
 		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
 	}

@@ -3,18 +3,40 @@ package kdbstream
 import (
 	"context"
 	"database/sql"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
-// ShareLedger lets SendTx append in l's transactions. l must be the ledger whose
-// SQLite handle the engine shares (engine.Config.DB = l.DB()); otherwise the call
+// ShareLedger lets SendTx append in l's transactions. On SQLite l must be the ledger
+// whose handle the engine shares (engine.Config.DB = l.DB()); on PostgreSQL the ledger
+// whose pool reaches the engine's database and schema (engine.SameDatabase: the hub's
+// store puts both in one schema). Otherwise, or when that cannot be checked, the call
 // changes nothing and the outbox keeps relaying this transport's events through rows.
 // Call it before the transport is used.
 func (t *Transport) ShareLedger(l *ledger.Ledger) {
-	if l != nil && l.Backend() == ledger.SQLite && t.eng.SharesDB(l.DB()) {
-		t.ledger = l
+	if l == nil {
+		return
+	}
+	switch l.Backend() {
+	case ledger.SQLite:
+		if t.eng.SharesDB(l.DB()) {
+			t.ledger = l
+		}
+	case ledger.Postgres:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		same, err := t.eng.SameDatabase(ctx, l.Pool())
+		if err != nil {
+			t.cfg.Logger.Warn("kdbstream: cannot tell whether the ledger's database is the stream's; relaying through outbox rows", "error", err)
+		}
+		if same {
+			t.ledger = l
+		}
 	}
 }
 
@@ -35,8 +57,9 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	if err := t.refuse(ctx); err != nil || len(batch) == 0 {
 		return err
 	}
-	stx, ok := tx.(*sql.Tx)
-	if t.ledger == nil || !ok || stx == nil {
+	stx, isSQL := tx.(*sql.Tx)
+	ptx, isPgx := tx.(pgx.Tx)
+	if t.ledger == nil || (isSQL && stx == nil) || (!isSQL && (!isPgx || ptx == nil || !t.eng.Postgres())) {
 		return ledger.ErrNoCommitHook
 	}
 	adds, aged, err := t.adds(ctx, batch)
@@ -53,7 +76,12 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	}) {
 		return ledger.ErrNoCommitHook
 	}
-	res, committed, err := t.eng.AppendTx(ctx, stx, adds)
+	var res []engine.AddResult
+	if isSQL {
+		res, committed, err = t.eng.AppendTx(ctx, stx, adds)
+	} else {
+		res, committed, err = t.eng.AppendPgTx(ctx, ptx, adds)
+	}
 	if err = classify(firstErr(res, err)); err != nil {
 		t.record(ctx, batch, adds, err)
 		return err

@@ -11,33 +11,40 @@ import (
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
 	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 	"github.com/koder/eventhub/outbox"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
-// sharedSetup is the embedded default's layout: a ledger on a SQLite file, the stream
-// engine on the ledger's own handle, the transport sharing the ledger, and an outbox
-// on it that looks the transport up as "events".
-func sharedSetup(t *testing.T) (*ledger.Ledger, *engine.Engine, *Transport, *outbox.Outbox) {
+// sharedSetup is the store's layout on backend b: on SQLite the embedded default (a
+// ledger on a file, the stream engine on the ledger's own handle), on PostgreSQL the
+// ledger and the engine in one schema, each with its own pool; the transport sharing
+// the ledger, and an outbox on it that looks the transport up as "events".
+func sharedSetup(t *testing.T, b ledger.Backend) (*ledger.Ledger, *engine.Engine, *Transport, *outbox.Outbox) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, ledger.Config{DSN: "sqlite://" + filepath.Join(t.TempDir(), "hub.db")})
+	lcfg := ledgertest.Config(t, b, ledger.Config{})
+	l, err := ledger.Open(ctx, lcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	eng, err := engine.Open(ctx, engine.Config{Driver: engine.DriverSQLite, DB: l.DB()})
+	ecfg := engine.Config{Driver: engine.DriverSQLite, DB: l.DB()}
+	if b == ledger.Postgres {
+		ecfg = engine.Config{Driver: engine.DriverPostgres, DSN: lcfg.DSN, Schema: lcfg.Schema}
+	}
+	eng, err := engine.Open(ctx, ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = eng.Close() })
-	tr, err := New(eng, Config{Stream: "events", DefaultSubject: "unspecified"})
+	tr, err := New(eng, Config{Stream: "events", DefaultSubject: "unspecified", MaxLen: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr.ShareLedger(l)
 	if tr.Ledger() != l {
-		t.Fatal("ShareLedger: the transport does not share the ledger whose handle its engine runs on")
+		t.Fatal("ShareLedger: the transport does not share the ledger whose database its engine runs on")
 	}
 	ob, err := outbox.New(l, outbox.Config{}, outbox.MapLookup(map[string]hub.Transport{"events": tr}))
 	if err != nil {
@@ -50,19 +57,24 @@ func sharedSetup(t *testing.T) (*ledger.Ledger, *engine.Engine, *Transport, *out
 func outboxRows(t *testing.T, l *ledger.Ledger) int {
 	t.Helper()
 	var n int
-	if err := l.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE queue = ?`, outbox.DefaultQueue).Scan(&n); err != nil {
+	if err := l.DB().QueryRow(`SELECT COUNT(*) FROM river_job WHERE queue = $1`, outbox.DefaultQueue).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-// O1/O4 with kdbstream in the ledger's file: the outbox appends the entries in its own
-// transaction (one durable write per event, no row to relay), a blocked reader is
-// woken by the commit, a rollback leaves nothing, and a caller's own transaction (whose
-// commit the ledger cannot see) falls back to rows.
+// O1/O4 with kdbstream in the ledger's database (its SQLite file, or its PostgreSQL
+// schema): the outbox appends the entries in its own transaction (one durable write per
+// event, no row to relay), a blocked reader is woken by the commit, a rollback leaves
+// nothing, a caller's own transaction (whose commit the ledger cannot see) falls back
+// to rows, and the transport's MAXLEN trim runs once the entries are committed.
 func TestO4_KDBStreamEntriesInEnqueueTransaction(t *testing.T) {
+	ledgertest.Each(t, testO4KDBInTx)
+}
+
+func testO4KDBInTx(t *testing.T, b ledger.Backend) {
 	ctx := context.Background()
-	l, eng, _, ob := sharedSetup(t)
+	l, eng, _, ob := sharedSetup(t, b)
 
 	// The engine's own committer runs on the shared handle too.
 	if _, _, err := eng.XAdd(ctx, engine.Add{Stream: "events", Values: []string{"k", "v"}}); err != nil {
@@ -115,21 +127,50 @@ func TestO4_KDBStreamEntriesInEnqueueTransaction(t *testing.T) {
 
 	// The caller's own transaction: rows, relayed later, never entries that nobody
 	// would be told about.
-	tx, err := l.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
+	own := func(f func(tx any)) {
+		if b == ledger.Postgres {
+			tx, err := l.Pool().Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(tx)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		tx, err := l.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(tx)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := ob.EnqueueTx(ctx, tx, []hub.OutboxItem{{Destination: "events", Event: transporttest.NewEvent(3)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	own(func(tx any) {
+		if err := ob.EnqueueTx(ctx, tx, []hub.OutboxItem{{Destination: "events", Event: transporttest.NewEvent(3)}}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if n := outboxRows(t, l); n != 1 {
 		t.Fatalf("%d outbox rows after an enqueue in the caller's own transaction; want 1", n)
 	}
 	if n, _ := eng.XLen(ctx, "events"); n != 2 {
 		t.Fatalf("XLen = %d; want 2 (the row is relayed, not appended in a foreign transaction)", n)
+	}
+
+	// The transport trims to MAXLEN ~ 3: appends in the transaction never trim in it,
+	// the trim runs after the commit once it is due (approximate: at most the slack over).
+	var items []hub.OutboxItem
+	for i := range 200 {
+		items = append(items, hub.OutboxItem{Destination: "events", Event: transporttest.NewEvent(10 + i)})
+	}
+	if err := ob.Enqueue(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := eng.XLen(ctx, "events"); n >= 202 || n < 3 {
+		t.Fatalf("XLen after 200 more appends under MAXLEN ~ 3 = %d; want the trim to have run", n)
 	}
 }
 
@@ -137,7 +178,7 @@ func TestO4_KDBStreamEntriesInEnqueueTransaction(t *testing.T) {
 // connection relaxed: the next outbox commit is fsynced as the ledger promises.
 func TestO1_SharedHandleKeepsLedgerDurability(t *testing.T) {
 	ctx := context.Background()
-	l, eng, _, ob := sharedSetup(t)
+	l, eng, _, ob := sharedSetup(t, ledger.SQLite)
 	if err := eng.GroupCreate(ctx, "events", "g", "0", true, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +218,18 @@ func TestShareLedgerNeedsTheLedgersHandle(t *testing.T) {
 	}
 	if err := tr.SendTx(ctx, nil, []*cloudevent.Event{transporttest.NewEvent(1)}); !errors.Is(err, ledger.ErrNoCommitHook) {
 		t.Fatalf("SendTx without a shared ledger = %v; want ledger.ErrNoCommitHook", err)
+	}
+
+	// On PostgreSQL: a ledger in another schema of the same database is not the
+	// stream's database either.
+	pl := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	ptr, err := New(openEngine(t, engine.DriverPostgres), Config{Stream: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptr.ShareLedger(pl)
+	if ptr.Ledger() != nil {
+		t.Fatal("ShareLedger took a PostgreSQL ledger in another schema")
 	}
 }
 

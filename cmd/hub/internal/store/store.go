@@ -106,15 +106,19 @@ func (s *Store) KDB(ctx context.Context) (*engine.Engine, error) {
 	return e, nil
 }
 
-// SharedLedger returns the ledger when the kdbstream engine runs on its connection
-// (KDB on the ledger's SQLite file), else nil.
+// SharedLedger returns the ledger when the kdbstream engine's tables are in its
+// database, so the outbox can append in its own transactions: KDB on the ledger's
+// SQLite file (one connection), or both on the store's PostgreSQL schema. Else nil.
 func (s *Store) SharedLedger() *ledger.Ledger {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.kdb != nil && s.ledger != nil && s.kdb.SharesDB(s.ledger.DB()) {
+	if s.kdb == nil || s.ledger == nil {
+		return nil
+	}
+	if s.kdb.SharesDB(s.ledger.DB()) || (s.kdb.Postgres() && s.ledger.Backend() == ledger.Postgres) {
 		return s.ledger
 	}
 	return nil
