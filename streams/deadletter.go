@@ -3,6 +3,8 @@ package streams
 import (
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // Fields a dead-letter entry carries besides the original entry's fields (R4.6, E6).
@@ -100,4 +102,39 @@ func SplitDeadLetter(values map[string]string) (original, meta map[string]string
 		}
 	}
 	return original, meta
+}
+
+// DeadLetter is one entry of a dead-letter stream, split into the original entry and
+// the metadata the consumer added when it gave up (R4.6, E6). The Redis and kdbstream
+// DLQs both answer it (redisstream.DeadLetter and kdbstream.DeadLetter are this type),
+// so the admin API's JSON and every tool read both buses' dead letters alike.
+type DeadLetter struct {
+	ID           string            `json:"id"`            // the entry id in the dead-letter stream
+	Time         time.Time         `json:"time"`          // when it was dead-lettered (from ID)
+	Fields       map[string]string `json:"fields"`        // the original R2 fields, as in the source stream
+	Error        string            `json:"error"`         // the last handler or decode error
+	Reason       string            `json:"reason"`        // ReasonMaxDeliveries, ReasonMalformed or ReasonUnknownVersion
+	SourceStream string            `json:"source_stream"` // where it came from, and where replay sends it
+	Group        string            `json:"group"`         // the group that gave up
+	OriginalID   string            `json:"original_id"`   // its id in the source stream
+	Deliveries   int64             `json:"deliveries"`    // deliveries before the move
+}
+
+// ParseDeadLetter reads the dead-letter entry id, with the given field values, as a
+// DeadLetter; its time is the id's millisecond part (zero when id has none).
+func ParseDeadLetter(id string, values map[string]string) DeadLetter {
+	original, meta := SplitDeadLetter(values)
+	dl := DeadLetter{
+		ID: id, Fields: original,
+		Error: meta[FieldError], Reason: meta[FieldReason],
+		SourceStream: meta[FieldSourceStream], Group: meta[FieldGroup],
+		OriginalID: meta[FieldOriginalID],
+	}
+	dl.Deliveries, _ = strconv.ParseInt(meta[FieldDeliveryCount], 10, 64)
+	if ms, _, _ := strings.Cut(id, "-"); ms != "" {
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
+			dl.Time = time.UnixMilli(n).UTC()
+		}
+	}
+	return dl
 }

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -33,5 +34,36 @@ func TestDeadLetterFields(t *testing.T) {
 		FieldGroup: "auth-erasure-cascade", FieldOriginalID: "1-1", FieldReason: ReasonMaxDeliveries}
 	if !maps.Equal(meta, want) {
 		t.Fatalf("meta %v, want %v", meta, want)
+	}
+}
+
+// Both stream buses answer this type; its JSON form (the admin API's) names every field,
+// the delivery count included.
+func TestParseDeadLetter(t *testing.T) {
+	t.Parallel()
+	f := DeadLetterFields(map[string]string{"type": "user.created", "event_id": "evt_1", "data": "{}"}, "boom", 4,
+		"koder:events:id", "g", "1-1", ReasonMaxDeliveries)
+	vals := map[string]string{}
+	for i := 0; i < len(f); i += 2 {
+		vals[f[i]] = f[i+1]
+	}
+	dl := ParseDeadLetter("1700000000123-0", vals)
+	if dl.Deliveries != 4 || dl.Error != "boom" || dl.Group != "g" || dl.OriginalID != "1-1" || dl.SourceStream != "koder:events:id" ||
+		dl.Reason != ReasonMaxDeliveries || dl.Fields["event_id"] != "evt_1" || dl.Time.UnixMilli() != 1700000000123 {
+		t.Fatalf("ParseDeadLetter = %+v", dl)
+	}
+	b, err := json.Marshal(dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]any
+	_ = json.Unmarshal(b, &keys)
+	for _, k := range []string{"id", "time", "fields", "error", "reason", "source_stream", "group", "original_id", "deliveries"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("JSON %s has no %q", b, k)
+		}
+	}
+	if dl := ParseDeadLetter("not-an-id", vals); !dl.Time.IsZero() {
+		t.Errorf("a malformed id gave time %v", dl.Time)
 	}
 }

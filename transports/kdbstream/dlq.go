@@ -2,30 +2,15 @@ package kdbstream
 
 import (
 	"context"
-	"strconv"
-	"time"
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
-// DeadLetter is one entry of a dead-letter stream, split into the original entry and
-// the metadata the consumer added when it gave up (R4.6, E6): redisstream.DeadLetter's
-// fields, on the engine.
-type DeadLetter struct {
-	ID           string            `json:"id"`            // the entry id in the dead-letter stream
-	Time         time.Time         `json:"time"`          // when it was dead-lettered (from ID)
-	Fields       map[string]string `json:"fields"`        // the original R2 fields, as in the source stream
-	Error        string            `json:"error"`         // the last handler or decode error
-	Reason       string            `json:"reason"`        // streams.ReasonMaxDeliveries, ReasonMalformed or ReasonUnknownVersion
-	SourceStream string            `json:"source_stream"` // where it came from, and where Replay sends it
-	Group        string            `json:"group"`         // the group that gave up
-	OriginalID   string            `json:"original_id"`   // its id in the source stream
-	// Deliveries counts the deliveries before the move. It is left out of the JSON form,
-	// which is older than the field and is kept as it was.
-	Deliveries int64 `json:"-"`
-}
+// DeadLetter is one entry of a dead-letter stream (streams.DeadLetter, the type the
+// Redis transport's DLQ answers too).
+type DeadLetter = streams.DeadLetter
 
 // DLQ operates one dead-letter stream of the engine (W3): the operations of
 // redisstream.DLQ (Len, List, Get, Replay, ReplayAll, Purge) with the same dead-letter
@@ -142,15 +127,7 @@ func toDeadLetter(e engine.Entry) DeadLetter {
 	for i := 0; i+1 < len(e.Fields); i += 2 {
 		values[e.Fields[i]] = e.Fields[i+1]
 	}
-	original, meta := streams.SplitDeadLetter(values)
-	dl := DeadLetter{
-		ID: e.ID.String(), Time: time.UnixMilli(e.ID.Ms).UTC(), Fields: original,
-		Error: meta[streams.FieldError], Reason: meta[streams.FieldReason],
-		SourceStream: meta[streams.FieldSourceStream], Group: meta[streams.FieldGroup],
-		OriginalID: meta[streams.FieldOriginalID],
-	}
-	dl.Deliveries, _ = strconv.ParseInt(meta[streams.FieldDeliveryCount], 10, 64)
-	return dl
+	return streams.ParseDeadLetter(e.ID.String(), values)
 }
 
 var _ streams.DLQ[DeadLetter] = (*DLQ)(nil)

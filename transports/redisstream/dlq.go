@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,18 +12,9 @@ import (
 )
 
 // DeadLetter is one entry of a dead-letter stream, split into the original entry and
-// the metadata the consumer added when it gave up (R4.6, E6).
-type DeadLetter struct {
-	ID           string            // the entry id in the dead-letter stream
-	Time         time.Time         // when it was dead-lettered (from ID)
-	Fields       map[string]string // the original R2 fields, as in the source stream
-	Error        string            // the last handler or decode error
-	Reason       string            // streams.ReasonMaxDeliveries, ReasonMalformed or ReasonUnknownVersion
-	SourceStream string            // where it came from, and where Replay sends it
-	Group        string            // the group that gave up
-	OriginalID   string            // its id in the source stream
-	Deliveries   int64             // deliveries before the move
-}
+// the metadata the consumer added when it gave up (R4.6, E6); kdbstream's DLQ answers
+// the same type.
+type DeadLetter = streams.DeadLetter
 
 // DLQ operates one dead-letter stream (W3): list, inspect, replay, purge. The admin API
 // and the CLI call these; they are plain stream commands, so redis-cli works too.
@@ -120,18 +109,5 @@ func (d *DLQ) Purge(ctx context.Context, ids ...string) (int64, error) {
 }
 
 func toDeadLetter(m redis.XMessage) DeadLetter {
-	original, meta := streams.SplitDeadLetter(toEntries([]redis.XMessage{m}, 0)[0].Values)
-	dl := DeadLetter{
-		ID: m.ID, Fields: original,
-		Error: meta[streams.FieldError], Reason: meta[streams.FieldReason],
-		SourceStream: meta[streams.FieldSourceStream], Group: meta[streams.FieldGroup],
-		OriginalID: meta[streams.FieldOriginalID],
-	}
-	dl.Deliveries, _ = strconv.ParseInt(meta[streams.FieldDeliveryCount], 10, 64)
-	if ms, _, _ := strings.Cut(m.ID, "-"); ms != "" {
-		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
-			dl.Time = time.UnixMilli(n).UTC()
-		}
-	}
-	return dl
+	return streams.ParseDeadLetter(m.ID, toEntries([]redis.XMessage{m}, 0)[0].Values)
 }

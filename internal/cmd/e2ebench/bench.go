@@ -145,9 +145,9 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 		if v.extraIngress != "" {
 			return nil, fmt.Errorf("sqlite: the embedded default has no variants")
 		}
-		if metrics != "" {
+		if metrics != "" || b.o.webhookCfg != "" {
 			// The embedded default's store and routes written out, plus the metrics
-			// listener the profile is taken from.
+			// listener the profile is taken from or the webhook keys being tuned.
 			store := fmt.Sprintf("  sqlite: %s\n", filepath.Join(dir, "hub.db"))
 			return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", "", metrics, b.o.webhookCfg), nil)
 		}

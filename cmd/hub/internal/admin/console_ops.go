@@ -8,9 +8,8 @@ import (
 
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/rabbitmq"
-	"github.com/koder/eventhub/transports/redisstream"
 	"github.com/koder/eventhub/transports/webhook"
 )
 
@@ -97,9 +96,7 @@ func (d DLQ) List(ctx context.Context, after string, limit int) (DLQPage, error)
 		return DLQPage{}, err
 	}
 	switch p := v.(type) {
-	case dlqPage[redisstream.DeadLetter]:
-		return DLQPage{Entries: anys(p.Entries), Stream: p.Stream, Total: p.Total}, nil
-	case dlqPage[kdbstream.DeadLetter]:
+	case dlqPage[streams.DeadLetter]: // the Redis and kdbstream DLQs'
 		return DLQPage{Entries: anys(p.Entries), Stream: p.Stream, Total: p.Total}, nil
 	case []rabbitmq.DeadLetter:
 		return DLQPage{Entries: anys(p), Total: int64(len(p))}, nil

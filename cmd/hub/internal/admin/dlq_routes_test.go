@@ -76,7 +76,7 @@ func TestW3_AdminDLQ(t *testing.T) {
 	for k := range page.Entries[0] {
 		keys = append(keys, k)
 	}
-	if len(keys) != 8 || page.Entries[0]["source_stream"] != "events" || page.Entries[0]["original_id"] != "1-1" {
+	if len(keys) != 9 || page.Entries[0]["source_stream"] != "events" || page.Entries[0]["original_id"] != "1-1" || page.Entries[0]["deliveries"] != 4.0 {
 		t.Errorf("entry fields: %v", page.Entries[0])
 	}
 	if code, body := do(http.MethodGet, "/dlq/events/9-9", ""); code != http.StatusNotFound {

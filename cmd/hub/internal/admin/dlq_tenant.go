@@ -9,8 +9,6 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/ops"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/streams"
-	"github.com/koder/eventhub/transports/kdbstream"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // A tenant-scoped caller sees the dead letters of its own tenant only: an entry's
@@ -41,12 +39,10 @@ func opsFor(d ops.DLQ, tenant string) (dlqOps, bool) {
 	return dlqOps{}, false
 }
 
-// deadLetter reads an entry's id and tenant from either library's type.
+// deadLetter reads a stream dead letter's id and tenant (the Redis and kdbstream DLQs'
+// entries are both streams.DeadLetter).
 func deadLetter(e any) (id, tenant string) {
-	switch v := e.(type) {
-	case redisstream.DeadLetter:
-		return v.ID, v.Fields[cloudevent.FieldTenantID]
-	case kdbstream.DeadLetter:
+	if v, ok := e.(streams.DeadLetter); ok {
 		return v.ID, v.Fields[cloudevent.FieldTenantID]
 	}
 	return "", ""

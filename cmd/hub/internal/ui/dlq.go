@@ -9,9 +9,8 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/cmd/hub/internal/admin"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/rabbitmq"
-	"github.com/koder/eventhub/transports/redisstream"
 )
 
 // errNoSelection: a replay or purge with no entry chosen.
@@ -42,20 +41,15 @@ func fieldsOf(m map[string]string) []field {
 	return out
 }
 
-// viewDeadLetter flattens the libraries' three DeadLetter types.
+// viewDeadLetter flattens the libraries' two DeadLetter types: the stream buses'
+// (streams.DeadLetter, Redis and kdbstream) and RabbitMQ's.
 func viewDeadLetter(e any) deadLetter {
 	switch v := e.(type) {
-	case *redisstream.DeadLetter:
-		return viewDeadLetter(*v)
-	case *kdbstream.DeadLetter:
+	case *streams.DeadLetter:
 		return viewDeadLetter(*v)
 	case *rabbitmq.DeadLetter:
 		return viewDeadLetter(*v)
-	case redisstream.DeadLetter:
-		return deadLetter{ID: v.ID, At: v.Time, Type: v.Fields[cloudevent.FieldType], EventID: v.Fields[cloudevent.FieldEventID],
-			Tenant: v.Fields[cloudevent.FieldTenantID], Reason: v.Reason, Error: v.Error, Source: v.SourceStream, Group: v.Group,
-			OriginalID: v.OriginalID, Deliveries: v.Deliveries, Fields: fieldsOf(v.Fields)}
-	case kdbstream.DeadLetter:
+	case streams.DeadLetter:
 		return deadLetter{ID: v.ID, At: v.Time, Type: v.Fields[cloudevent.FieldType], EventID: v.Fields[cloudevent.FieldEventID],
 			Tenant: v.Fields[cloudevent.FieldTenantID], Reason: v.Reason, Error: v.Error, Source: v.SourceStream, Group: v.Group,
 			OriginalID: v.OriginalID, Deliveries: v.Deliveries, Fields: fieldsOf(v.Fields)}

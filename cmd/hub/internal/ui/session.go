@@ -62,11 +62,10 @@ func (s *sessions) create(w http.ResponseWriter, r *http.Request, p auth.Princip
 // get returns the request's session; an error means the store could not be read (the
 // caller answers Unavailable rather than sending the operator to sign in again).
 func (s *sessions) get(r *http.Request) (*session, bool, error) {
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil || ck.Value == "" {
-		return nil, false, nil
+	if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+		return s.b.get(r.Context(), ck.Value)
 	}
-	return s.b.get(r.Context(), ck.Value)
+	return nil, false, nil // no cookie: not signed in
 }
 
 func (s *sessions) end(w http.ResponseWriter, r *http.Request) error {
