@@ -29,13 +29,7 @@ func (e *Engine) AppendPgTx(ctx context.Context, tx pgx.Tx, adds []Add) (res []A
 	if !ok {
 		return nil, nil, hub.Errorf(hub.FailedPrecondition, "kdbstream: AppendPgTx needs an engine on PostgreSQL")
 	}
-	if err := checkAdds(adds); err != nil {
-		return nil, nil, err
-	}
-	if e.isClosed() {
-		return nil, nil, errClosed
-	}
-	if err := e.ensureReady(ctx); err != nil {
+	if err := e.readyToAppend(ctx, adds); err != nil {
 		return nil, nil, err
 	}
 	byStream := map[string][]int{}

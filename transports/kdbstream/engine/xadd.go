@@ -84,13 +84,7 @@ func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []Ad
 	if e.cfg.DB == nil {
 		return nil, nil, hub.Errorf(hub.FailedPrecondition, "kdbstream: AppendTx needs an engine on a shared handle (Config.DB)")
 	}
-	if err := checkAdds(adds); err != nil {
-		return nil, nil, err
-	}
-	if e.isClosed() {
-		return nil, nil, errClosed
-	}
-	if err := e.ensureReady(ctx); err != nil {
+	if err := e.readyToAppend(ctx, adds); err != nil {
 		return nil, nil, err
 	}
 	r := &appendReq{ctx: ctx, adds: adds}
@@ -103,6 +97,18 @@ func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []Ad
 			e.waiters.notify(s)
 		}
 	}, nil
+}
+
+// readyToAppend is the check of an append in a caller's transaction: adds well formed,
+// the engine open and its tables made.
+func (e *Engine) readyToAppend(ctx context.Context, adds []Add) error {
+	if err := checkAdds(adds); err != nil {
+		return err
+	}
+	if e.isClosed() {
+		return errClosed
+	}
+	return e.ensureReady(ctx)
 }
 
 // checkAdds refuses an XADD without field-value pairs, as Redis does.
