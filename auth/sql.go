@@ -3,12 +3,12 @@ package auth
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/dbrow"
 )
 
 // The package's tables (API keys, the audit trail) live in the ledger's database: pass
@@ -39,26 +39,11 @@ func micros(t time.Time) int64 {
 	return t.UnixMicro()
 }
 
-func fromMicros(us int64) time.Time {
-	if us == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(us).UTC()
-}
+func fromMicros(us int64) time.Time { return dbrow.FromMicros(us) }
 
-// dbErr classifies a database error: no rows is NotFound, a cancelled context passes
-// through, the rest is Unavailable (retryable: the database is down or busy).
-func dbErr(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, sql.ErrNoRows):
-		return hub.Errorf(hub.NotFound, "auth: %s: not found", op)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	return hub.Errorf(hub.Unavailable, "auth: %s: %w", op, err)
-}
+// dbErr classifies a database error (dbrow.Err): NotFound, the context's error, or
+// Unavailable.
+func dbErr(op string, err error) error { return dbrow.Err("auth", op, err) }
 
 // maxTenantLen bounds tenant ids stored by the package.
 const maxTenantLen = 200

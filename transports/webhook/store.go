@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/secrets"
 )
 
@@ -79,26 +80,11 @@ func (s store) addColumn(ctx context.Context, table, column, def string) error {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fromMicros(us int64) time.Time {
-	if us == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(us).UTC()
-}
+func fromMicros(us int64) time.Time { return dbrow.FromMicros(us) }
 
-// dbErr classifies a database error: no rows is NotFound, a cancelled context passes
-// through, the rest is Unavailable (the database is the ledger: retryable).
-func dbErr(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, sql.ErrNoRows):
-		return hub.Errorf(hub.NotFound, "webhook: %s: not found", op)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	return hub.Errorf(hub.Unavailable, "webhook: %s: %w", op, err)
-}
+// dbErr classifies a database error (dbrow.Err): NotFound, the context's error, or
+// Unavailable.
+func dbErr(op string, err error) error { return dbrow.Err("webhook", op, err) }
 
 const endpointCols = `id, url, secrets, patterns, tenant_id, enabled, disabled_reason, description, created_at, updated_at, version, controls`
 
