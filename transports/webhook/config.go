@@ -106,6 +106,11 @@ type Config struct {
 	// endpoint's Controls.MaxQueued overrides it); fan-out past it fails with
 	// ResourceExhausted (fanout.go). Default 0 = no cap.
 	MaxQueuedPerEndpoint int `yaml:"max_queued_per_endpoint"`
+	// MaxInFlightPerEndpoint caps the requests this process has open to one endpoint
+	// at once (an endpoint's Controls.MaxInFlight overrides it), so that one slow
+	// receiver holds at most that many of the Workers and the other endpoints'
+	// deliveries keep flowing (inflight.go). Default 0 = no cap but Workers.
+	MaxInFlightPerEndpoint int `yaml:"max_in_flight_per_endpoint"`
 
 	// Proxy sends every delivery through this HTTP CONNECT proxy
 	// (http://[user:pass@]host:port), e.g. one with a static egress IP; an endpoint's
@@ -220,6 +225,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("webhook: MaxEndpointsPerEvent %d: must not be negative", c.MaxEndpointsPerEvent)
 	case c.MaxQueuedPerEndpoint < 0:
 		return fmt.Errorf("webhook: MaxQueuedPerEndpoint %d: must not be negative", c.MaxQueuedPerEndpoint)
+	case c.MaxInFlightPerEndpoint < 0 || c.MaxInFlightPerEndpoint > MaxInFlight:
+		return fmt.Errorf("webhook: MaxInFlightPerEndpoint %d: between 0 (no cap) and %d", c.MaxInFlightPerEndpoint, MaxInFlight)
 	}
 	for i, d := range c.RetrySchedule {
 		if d <= 0 {

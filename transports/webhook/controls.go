@@ -13,8 +13,9 @@ import (
 )
 
 // Controls are an endpoint's delivery controls: which events it gets beyond its
-// patterns (Filter), what its requests look like (Headers, Signature), how fast and in
-// which order they go (RateLimit, Ordering) and how much may wait for it (MaxQueued).
+// patterns (Filter), what its requests look like (Headers, Signature), how fast, how
+// many at once and in which order they go (RateLimit, MaxInFlight, Ordering) and how
+// much may wait for it (MaxQueued).
 // Every field is optional; the zero value is the transport's plain behaviour. They are
 // stored with the endpoint (one JSON column), so every replica applies the same.
 type Controls struct {
@@ -37,6 +38,9 @@ type Controls struct {
 	// dead); an event that would exceed it is refused at fan-out with
 	// ResourceExhausted (fanout.go). 0 = the transport's Config.MaxQueuedPerEndpoint.
 	MaxQueued int `json:"max_queued,omitempty"`
+	// MaxInFlight caps the requests each replica has open to this endpoint at once
+	// (inflight.go). 0 = the transport's Config.MaxInFlightPerEndpoint.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Proxy sends this endpoint's deliveries through an HTTP CONNECT proxy
 	// (http://[user:pass@]host:port), overriding Config.Proxy (proxy.go).
 	Proxy string `json:"proxy,omitempty"`
@@ -87,6 +91,9 @@ func (c *Controls) compile() (compiledControls, error) {
 	}
 	if c.MaxQueued < 0 {
 		return cc, hub.Errorf(hub.InvalidArgument, "webhook: max_queued %d: must not be negative", c.MaxQueued)
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > MaxInFlight {
+		return cc, hub.Errorf(hub.InvalidArgument, "webhook: max_in_flight %d: between 0 (the transport's) and %d", c.MaxInFlight, MaxInFlight)
 	}
 	return cc, nil
 }

@@ -24,7 +24,7 @@ func newMetrics(reg prometheus.Registerer, name string, b *breakers, leader func
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "webhook_attempts_total",
-			Help:        "Webhook delivery attempts and deferrals by outcome: delivered, failed (will retry), dead (last attempt failed), gone (410), blocked (SSRF), invalid, endpoint_deleted, endpoint_disabled, deferred (breaker open, no attempt spent).",
+			Help:        "Webhook delivery attempts and deferrals by outcome: delivered, failed (will retry), dead (last attempt failed), gone (410), blocked (SSRF), invalid, endpoint_deleted, endpoint_disabled, deferred (breaker open), rate_limited, ordered_wait and inflight_deferred (the endpoint's in-flight cap reached); the deferrals spend no attempt.",
 			ConstLabels: prometheus.Labels{"transport": name},
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

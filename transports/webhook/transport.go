@@ -47,6 +47,9 @@ type Transport struct {
 	// successors need not wait for River's completer to record it (ordering.go).
 	delivered recentSet
 
+	// slots holds the in-flight caps' semaphores (inflight.go).
+	slots slotTable
+
 	closed atomic.Bool
 }
 

@@ -41,7 +41,8 @@ func (w *worker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
 
 // Work gates the attempt on the endpoint and its breaker, sends, and turns the result
 // into River's vocabulary: nil (delivered), an error (retry; discarded = dead after the
-// last attempt), JobSnooze (deferred while the breaker is open, no attempt spent) or
+// last attempt), JobSnooze (deferred while the breaker is open, the rate limit or the
+// in-flight cap is reached, or a predecessor is not delivered: no attempt spent) or
 // JobCancel (dead at once).
 func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	t := w.t
@@ -61,6 +62,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.m.deliveries.WithLabelValues("ordered_wait").Inc()
 		return river.JobSnooze(wait)
 	}
+	release, deferFor := t.admitInflight(ctx, ep, job.Metadata)
+	if release == nil {
+		t.m.deliveries.WithLabelValues("inflight_deferred").Inc()
+		return river.JobSnooze(deferFor)
+	}
+	defer release()
 	wait, err := t.br.admit(ctx, ep.ID, now)
 	if err != nil {
 		return err

@@ -6,14 +6,15 @@ import "github.com/koder/eventhub/transports/webhook"
 // each member given replaces that control, the others stay as they are (on POST, as
 // the zero value). "headers": {} removes every static header.
 type controlsBody struct {
-	Filter    *string            `json:"filter"`
-	Headers   map[string]string  `json:"headers"`
-	Signature *webhook.Signature `json:"signature"`
-	RateLimit *webhook.RateLimit `json:"rate_limit"`
-	Ordering  *webhook.Ordering  `json:"ordering"`
-	MaxQueued *int               `json:"max_queued"`
-	Proxy     *string            `json:"proxy"`
-	TLS       *webhook.TLS       `json:"tls"`
+	Filter      *string            `json:"filter"`
+	Headers     map[string]string  `json:"headers"`
+	Signature   *webhook.Signature `json:"signature"`
+	RateLimit   *webhook.RateLimit `json:"rate_limit"`
+	Ordering    *webhook.Ordering  `json:"ordering"`
+	MaxQueued   *int               `json:"max_queued"`
+	MaxInFlight *int               `json:"max_in_flight"`
+	Proxy       *string            `json:"proxy"`
+	TLS         *webhook.TLS       `json:"tls"`
 }
 
 // merge returns cur with the members of b that are set.
@@ -38,6 +39,9 @@ func (b *controlsBody) merge(cur webhook.Controls) webhook.Controls {
 	}
 	if b.MaxQueued != nil {
 		cur.MaxQueued = *b.MaxQueued
+	}
+	if b.MaxInFlight != nil {
+		cur.MaxInFlight = *b.MaxInFlight
 	}
 	if b.Proxy != nil {
 		cur.Proxy = *b.Proxy

@@ -41,7 +41,7 @@ type endpointBody struct {
 	Secret      string   `json:"secret"`
 	Description *string  `json:"description"`
 	Enabled     *bool    `json:"enabled"`
-	// Controls: filter, headers, signature, rate_limit, ordering, max_queued
+	// Controls: filter, headers, signature, rate_limit, ordering, max_queued, max_in_flight
 	// (endpoint_controls.go); a bad one is a 400 naming the field (a filter's with its
 	// line:col).
 	Controls *controlsBody `json:"controls"`

@@ -15,7 +15,7 @@ type controlFlags struct {
 	tlsCert, tlsKey, tlsCA, tlsMin                        string
 	headers                                               []string
 	rps                                                   float64
-	burst, maxQueued                                      int
+	burst, maxQueued, maxInFlight                         int
 	ordered                                               bool
 }
 
@@ -36,6 +36,7 @@ func (f *controlFlags) add(c *cobra.Command) {
 	fl.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CAs trusted for the receiver")
 	fl.StringVar(&f.tlsMin, "tls-min-version", "", "lowest TLS version: 1.2 (default) or 1.3")
 	fl.IntVar(&f.maxQueued, "max-queued", 0, "cap on deliveries waiting for this endpoint (0: the transport's)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "cap on requests open to this endpoint at once, per replica (0: the transport's)")
 }
 
 // body is the "controls" member for the flags the command was given.
@@ -84,6 +85,9 @@ func (f *controlFlags) body(cmd *cobra.Command) (map[string]any, error) {
 	}
 	if changed("max-queued") {
 		b["max_queued"] = f.maxQueued
+	}
+	if changed("max-in-flight") {
+		b["max_in_flight"] = f.maxInFlight
 	}
 	return b, nil
 }
