@@ -36,7 +36,8 @@ type Config struct {
 	// ErrorCode classifies Publish errors. Default DefaultErrorCode.
 	ErrorCode ErrorCoder `yaml:"-"`
 	// BoundedPublish declares that Publish always returns within a bound of its own
-	// (watermill-nats: the JetStream publish timeout), so Send calls it on the caller's
+	// (watermill-nats: the JetStream publish timeout) or when the messages' context
+	// ends (watermill-redisstream: Send sets it to its own), so Send calls it on the caller's
 	// goroutine and checks ctx only before and after. Default false: Send runs Publish on
 	// a goroutine of its own and stops waiting when ctx ends, which costs a goroutine
 	// switch per Send.
