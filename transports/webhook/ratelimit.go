@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/ledger"
 )
 
 // MaxRPS bounds an endpoint's rate limit (requests per second).
@@ -53,9 +54,21 @@ func (r RateLimit) validate() error {
 //
 // Over any window of length W the endpoint gets at most Burst + RPS × W requests. A
 // reservation taken by a delivery that then does not send (its endpoint disabled, its
-// breaker open) is lost, which errs on the side of fewer requests. Times are the
-// deciding process's clock: replicas whose clocks disagree by d can let about RPS × d
-// extra requests through when they alternate.
+// breaker open) is lost, which errs on the side of fewer requests. The deciding time
+// is the database's: the UPDATE reads the clock of the server that holds the row, so
+// every replica draws from the allowance on one clock whatever its own says (with the
+// replicas' clocks, two that disagreed by d let about RPS × d extra requests through
+// when they alternated). A replica's clock only times the wait of its reservation: the
+// slot is recorded in the deciding replica's clock, so a delivery woken on another
+// replica may go as much earlier or later as the two clocks differ, while the slots
+// themselves are counted on the database's clock (TestDC_RateLimitOnTheDatabaseClock).
+
+// The database's clock in unix microseconds, fixed for one statement:
+// statement_timestamp() on PostgreSQL, 'now' (the same within one sqlite3_step) on SQLite.
+const (
+	pgNowMicros     = `(extract(epoch from statement_timestamp()) * 1000000)::bigint`
+	sqliteNowMicros = `CAST(unixepoch('subsec') * 1000000 AS INTEGER)`
+)
 
 // metaRateSlot is the job metadata key of a reserved slot (unix µs).
 const metaRateSlot = "rate_slot"
@@ -99,11 +112,15 @@ func (t *Transport) admitRate(ctx context.Context, ep *Endpoint, metadata []byte
 		return 0, nil
 	}
 	g := newGCRA(rl)
+	dbNow := sqliteNowMicros // one value for the whole statement on both stores
+	if t.l.Backend() == ledger.Postgres {
+		dbNow = pgNowMicros
+	}
 	for range 2 {
-		var tat int64
+		var tat, dbAt int64
 		err := t.st.db.QueryRowContext(ctx, `UPDATE webhook_rate_limits
-			SET tat = (CASE WHEN tat > $2 THEN tat ELSE $2 END) + $3
-			WHERE endpoint_id = $1 RETURNING tat`, ep.ID, at, g.interval).Scan(&tat)
+			SET tat = (CASE WHEN tat > `+dbNow+` THEN tat ELSE `+dbNow+` END) + $2
+			WHERE endpoint_id = $1 RETURNING tat, `+dbNow, ep.ID, g.interval).Scan(&tat, &dbAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			if _, err := t.st.db.ExecContext(ctx, `INSERT INTO webhook_rate_limits (endpoint_id, tat) VALUES ($1, 0)
 				ON CONFLICT (endpoint_id) DO NOTHING`, ep.ID); err != nil {
@@ -115,11 +132,12 @@ func (t *Transport) admitRate(ctx context.Context, ep *Endpoint, metadata []byte
 			return 0, dbErr("rate limit", err)
 		}
 		slot := tat - g.interval - g.tau
-		if slot <= at {
+		if slot <= dbAt {
 			return 0, nil
 		}
-		_ = river.MetadataSet(ctx, metaRateSlot, slot)
-		return time.Duration(slot-at) * time.Microsecond, nil
+		wait := slot - dbAt
+		_ = river.MetadataSet(ctx, metaRateSlot, at+wait) // in this replica's clock, as the woken check reads it
+		return time.Duration(wait) * time.Microsecond, nil
 	}
 	return 0, hub.Errorf(hub.Unavailable, "webhook: rate limit of %s: no limiter row", ep.ID)
 }

@@ -96,3 +96,31 @@ func TestDC_RateLimitValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestDC_RateLimitOnTheDatabaseClock: the limiter decides on the database's clock, so a
+// replica whose own clock is an hour ahead (or behind) gets no extra slot and no
+// hour-long wait: at 1 request per second, the second request of two replicas waits
+// about a second whatever their clocks say.
+func TestDC_RateLimitOnTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, func(c *Config) { c.NoWork = true })
+		ep, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: tb.recv.url("/limited"), Patterns: []string{"#"},
+			Controls: Controls{RateLimit: RateLimit{RPS: 1, Burst: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait, err := tb.tr.admitRate(tb.ctx, ep, nil, time.Now()); err != nil || wait != 0 {
+			t.Fatalf("first request: wait %s, %v; want none", wait, err)
+		}
+		for _, skew := range []time.Duration{time.Hour, -time.Hour} {
+			wait, err := tb.tr.admitRate(tb.ctx, ep, nil, time.Now().Add(skew))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wait < 500*time.Millisecond || wait > 3*time.Second {
+				t.Errorf("a replica %s off: wait %s; want about a second per slot already taken (the database's clock)", skew, wait)
+			}
+		}
+	})
+}
