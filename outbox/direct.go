@@ -26,37 +26,62 @@ type TxSender interface {
 	Ledger() *ledger.Ledger
 }
 
-// sendDirect hands the items of direct destinations to their SendTx in tx, one call
-// per destination with its events in order, and returns the items that still need a
-// row.
-func (o *Outbox) sendDirect(ctx context.Context, tx any, items []hub.OutboxItem) ([]hub.OutboxItem, error) {
+// RowLocker is a TxSender whose SendTx locks rows until the transaction ends (a
+// kdbstream transport on PostgreSQL locks each stream's row from its append to the
+// commit). EnqueueTx calls such senders last, after the rows and the other
+// destinations, so concurrent transactions to the same stream wait on the lock for as
+// little of theirs as possible.
+type RowLocker interface {
+	LocksRowsUntilCommit() bool
+}
+
+// directPlan is what EnqueueTx does with a batch: the rows of destinations outside the
+// ledger's database, and the events of each direct destination, lock-taking ones last.
+type directPlan struct {
+	rows   []hub.OutboxItem
+	order  []string // direct destinations, in the order SendTx is called
+	events map[string][]*cloudevent.Event
+	sender map[string]TxSender
+}
+
+// planDirect splits items into rows and direct destinations.
+func (o *Outbox) planDirect(items []hub.OutboxItem) directPlan {
 	if o.lookup == nil || o.cfg.RelayAll {
-		return items, nil
+		return directPlan{rows: items}
 	}
-	var (
-		rows   []hub.OutboxItem
-		order  []string
-		direct map[string][]*cloudevent.Event
-		sender map[string]TxSender
-	)
+	var p directPlan
+	var locking []string
 	for _, it := range items {
 		ts, ok := o.directSender(it.Destination)
 		if !ok || it.Event == nil {
-			rows = append(rows, it)
+			p.rows = append(p.rows, it)
 			continue
 		}
-		if direct == nil {
-			direct, sender = map[string][]*cloudevent.Event{}, map[string]TxSender{}
+		if p.events == nil {
+			p.events, p.sender = map[string][]*cloudevent.Event{}, map[string]TxSender{}
 		}
-		if _, seen := direct[it.Destination]; !seen {
-			order = append(order, it.Destination)
-			sender[it.Destination] = ts
+		if _, seen := p.events[it.Destination]; !seen {
+			if rl, ok := ts.(RowLocker); ok && rl.LocksRowsUntilCommit() {
+				locking = append(locking, it.Destination)
+			} else {
+				p.order = append(p.order, it.Destination)
+			}
+			p.sender[it.Destination] = ts
 		}
-		direct[it.Destination] = append(direct[it.Destination], it.Event)
+		p.events[it.Destination] = append(p.events[it.Destination], it.Event)
 	}
-	for _, name := range order {
-		end := hub.TraceSendInTx(ctx, name, direct[name])
-		err := sender[name].SendTx(ctx, tx, direct[name])
+	p.order = append(p.order, locking...)
+	return p
+}
+
+// sendDirect hands the events of p's direct destinations to their SendTx in tx, one
+// call per destination with its events in order, and returns the items that need a
+// row after all (a destination that cannot join a caller's own transaction).
+func (o *Outbox) sendDirect(ctx context.Context, tx any, items []hub.OutboxItem, p directPlan) ([]hub.OutboxItem, error) {
+	var rows []hub.OutboxItem
+	for _, name := range p.order {
+		end := hub.TraceSendInTx(ctx, name, p.events[name])
+		err := p.sender[name].SendTx(ctx, tx, p.events[name])
 		if errors.Is(err, ledger.ErrNoCommitHook) {
 			end(nil) // nothing written here: the relay's attempt gets its own span
 			// The destination cannot join this transaction (a caller's own, whose

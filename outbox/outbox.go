@@ -82,11 +82,23 @@ func (o *Outbox) EnqueueTx(ctx context.Context, tx any, items []hub.OutboxItem) 
 	if len(items) == 0 {
 		return nil
 	}
-	rows, err := o.sendDirect(ctx, tx, items)
-	if err != nil || len(rows) == 0 {
+	p := o.planDirect(items)
+	if err := o.insertRows(ctx, tx, p.rows); err != nil {
 		return err
 	}
-	params, err := o.insertParams(rows)
+	rows, err := o.sendDirect(ctx, tx, items, p)
+	if err != nil {
+		return err
+	}
+	return o.insertRows(ctx, tx, rows)
+}
+
+// insertRows writes the rows of items in tx.
+func (o *Outbox) insertRows(ctx context.Context, tx any, items []hub.OutboxItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	params, err := o.insertParams(items)
 	if err != nil {
 		return err
 	}

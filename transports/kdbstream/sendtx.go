@@ -40,6 +40,11 @@ func (t *Transport) ShareLedger(l *ledger.Ledger) {
 	}
 }
 
+// LocksRowsUntilCommit reports whether SendTx holds row locks until the transaction
+// ends (on PostgreSQL, each stream's row): the outbox then calls it after its other
+// writes (outbox.RowLocker).
+func (t *Transport) LocksRowsUntilCommit() bool { return t.eng.Postgres() }
+
 // Ledger returns the ledger set by ShareLedger, or nil: an outbox on that ledger calls
 // SendTx in its enqueue transaction instead of writing a row (outbox.TxSender).
 func (t *Transport) Ledger() *ledger.Ledger { return t.ledger }
