@@ -24,35 +24,7 @@ func TestE2E_EmbeddedDefault(t *testing.T) {
 	ingress, admin := freeAddr(t), freeAddr(t)
 	bin := binary(t)
 
-	logf, err := os.Create(filepath.Join(dir, "hub.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "run", "--data-dir", filepath.Join(dir, "data"), "--ingress-addr", ingress, "--admin-addr", admin)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &hubProc{t: t, cmd: cmd, logPath: logf.Name(), done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	testenv.WaitFor(t, 30*time.Second, "the embedded default to be ready", func() bool {
-		resp, err := http.Get("http://" + admin + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	p := startEmbedded(t, dir, ingress, admin)
 
 	// curl -X POST .../events (structured mode)
 	status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent("evt_walkthrough_1"))

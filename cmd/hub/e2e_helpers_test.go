@@ -6,17 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/koder/eventhub/internal/hubproc"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/transports/webhook"
 )
@@ -60,21 +59,39 @@ func TestMain(m *testing.M) {
 // freeAddr returns a loopback address with a port nobody listens on right now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := hubproc.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
-// hubProc is one run of the binary.
+// hubProc is one run of the binary, killed at the test's end if still running.
 type hubProc struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{}
-	err     error
+	t *testing.T
+	*hubproc.Proc
+}
+
+// launch starts the binary as spec says (its log in a new file of logDir) and fails
+// the test when it does not come up.
+func launch(t *testing.T, logDir string, spec hubproc.Spec) *hubProc {
+	t.Helper()
+	logf, err := os.CreateTemp(logDir, "hub-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf.Close()
+	spec.Bin, spec.LogPath = binary(t), logf.Name()
+	pr, err := hubproc.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pr.Alive() {
+			pr.Kill()
+		}
+	})
+	return &hubProc{t: t, Proc: pr}
 }
 
 // startHub runs `hub run -c cfg` and waits until the admin API answers /readyz.
@@ -87,74 +104,31 @@ func startHub(t *testing.T, cfg, adminAddr string) *hubProc {
 // down, which keeps /readyz at 503).
 func startHubProbe(t *testing.T, cfg, adminAddr, probe string) *hubProc {
 	t.Helper()
-	logf, err := os.CreateTemp(filepath.Dir(cfg), "hub-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary(t), "run", "-c", cfg, "--log-format", "json")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &hubProc{t: t, cmd: cmd, logPath: logf.Name(), done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			t.Fatalf("hub exited during start: %v\n%s", p.err, p.log())
-		default:
-		}
-		resp, err := http.Get("http://" + adminAddr + probe)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hub not ready after 30s\n%s", p.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return launch(t, filepath.Dir(cfg), hubproc.Spec{Args: []string{"run", "-c", cfg, "--log-format", "json"},
+		Env: []string{"HUB_ADMIN_TOKEN="}, Probe: "http://" + adminAddr + probe})
 }
 
-func (p *hubProc) log() string {
-	b, _ := os.ReadFile(p.logPath)
-	if len(b) > 8000 {
-		b = b[len(b)-8000:]
-	}
-	return string(b)
+// startEmbedded runs `hub run` with no config (the embedded default) in dir, its data in
+// dir/data, and waits until the admin API answers /readyz.
+func startEmbedded(t *testing.T, dir, ingress, admin string) *hubProc {
+	t.Helper()
+	return launch(t, dir, hubproc.Spec{Args: []string{"run", "--data-dir", filepath.Join(dir, "data"), "--ingress-addr", ingress, "--admin-addr", admin},
+		Dir: dir, Env: []string{"HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY="}, Probe: "http://" + admin + "/readyz"})
 }
+
+func (p *hubProc) log() string { return p.Log(8000) }
 
 // kill sends SIGKILL: no shutdown code runs.
-func (p *hubProc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
+func (p *hubProc) kill() { p.Kill() }
 
 // stop sends SIGTERM and returns the exit code.
 func (p *hubProc) stop() int {
 	p.t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		p.t.Fatalf("hub did not stop within 60s of SIGTERM\n%s", p.log())
+	code, err := p.Term(60 * time.Second)
+	if err != nil {
+		p.t.Fatal(err)
 	}
-	if p.cmd.ProcessState == nil {
-		return -1
-	}
-	return p.cmd.ProcessState.ExitCode()
+	return code
 }
 
 // postJSON sends body with a content type and returns status and body.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,17 +136,7 @@ admin: {listen: `+admin+`}
 		t.Parallel()
 		dir := t.TempDir()
 		ingress, admin := freeAddr(t), freeAddr(t)
-		run := func() *hubProc {
-			logf, err := os.CreateTemp(dir, "hub-*.log")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(binary(t), "run", "--data-dir", filepath.Join(dir, "data"), "--ingress-addr", ingress, "--admin-addr", admin)
-			cmd.Dir = dir
-			cmd.Stdout, cmd.Stderr = logf, logf
-			cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY=")
-			return waitReady(t, cmd, logf, admin)
-		}
+		run := func() *hubProc { return startEmbedded(t, dir, ingress, admin) }
 		p := run()
 		secret := registerEndpoint(t, admin, "", "http://127.0.0.1:9/hook")
 		p.stop()

@@ -20,57 +20,15 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/koder/eventhub/internal/hubproc"
 )
 
 // startHubEnv is startHub with extra environment variables ("K=V"), in dir.
 func startHubEnv(t *testing.T, cfg, adminAddr string, env ...string) *hubProc {
 	t.Helper()
-	logf, err := os.CreateTemp(filepath.Dir(cfg), "hub-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary(t), "run", "-c", cfg, "--log-format", "json")
-	cmd.Dir = filepath.Dir(cfg)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(append(os.Environ(), "HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY="), env...)
-	return waitReady(t, cmd, logf, adminAddr)
-}
-
-// waitReady starts cmd and waits until the admin API answers /readyz.
-func waitReady(t *testing.T, cmd *exec.Cmd, logf *os.File, adminAddr string) *hubProc {
-	t.Helper()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &hubProc{t: t, cmd: cmd, logPath: logf.Name(), done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			t.Fatalf("hub exited during start: %v\n%s", p.err, p.log())
-		default:
-		}
-		resp, err := http.Get("http://" + adminAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hub not ready after 30s\n%s", p.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return launch(t, filepath.Dir(cfg), hubproc.Spec{Args: []string{"run", "-c", cfg, "--log-format", "json"},
+		Dir: filepath.Dir(cfg), Env: append([]string{"HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY="}, env...),
+		Probe: "http://" + adminAddr + "/readyz"})
 }
 
 // cliRun runs a hub command with env added and returns its combined output and exit code.

@@ -3,9 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,15 +23,7 @@ func TestSEC_AdminCrossSite(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		ingress, admin := freeAddr(t), freeAddr(t)
-		logf, err := os.Create(filepath.Join(dir, "hub.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(binary(t), "run", "--data-dir", filepath.Join(dir, "data"), "--ingress-addr", ingress, "--admin-addr", admin)
-		cmd.Dir = dir
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY=")
-		waitReady(t, cmd, logf, admin)
+		startEmbedded(t, dir, ingress, admin)
 		crossSiteTable(t, admin, "")
 	})
 	t.Run("Token", func(t *testing.T) {

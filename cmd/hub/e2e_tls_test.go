@@ -12,13 +12,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/hubproc"
 	"github.com/koder/eventhub/internal/testenv"
 )
 
@@ -90,27 +90,8 @@ admin:
   listen: `+admin+`
   tls: {cert_file: tls.crt, key_file: tls.key, reload_interval: 1s}
 `)
-	logf, err := os.CreateTemp(dir, "hub-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(binary(t), "run", "-c", cfg, "--log-format", "json")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY=")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &hubProc{t: t, cmd: cmd, logPath: logf.Name(), done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	p := launch(t, dir, hubproc.Spec{Args: []string{"run", "-c", cfg, "--log-format", "json"}, Dir: dir,
+		Env: []string{"HUB_ADMIN_TOKEN=", "HUB_SECRET_KEY="}}) // its probe is over TLS, below
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}

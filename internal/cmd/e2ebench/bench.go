@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/hubproc"
 )
 
 type bench struct {
@@ -77,7 +77,7 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 		if err != nil {
 			return res, err
 		}
-		progress("%s/%s: hub pid %d", st, sc.name, h.cmd.Process.Pid)
+		progress("%s/%s: hub pid %d", st, sc.name, h.Cmd.Process.Pid)
 		r, err := b.measure(ctx, h, func(ctx context.Context) result {
 			if h.metrics == "" {
 				return sc.run(ctx, h)
@@ -126,17 +126,17 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	ingress, err := freeAddr()
+	ingress, err := hubproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	admin, err := freeAddr()
+	admin, err := hubproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	var metrics string
 	if b.o.pprofDir != "" {
-		if metrics, err = freeAddr(); err != nil {
+		if metrics, err = hubproc.FreeAddr(); err != nil {
 			return nil, err
 		}
 	}
@@ -149,14 +149,14 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 			// The embedded default's store and routes written out, plus the metrics
 			// listener the profile is taken from or the webhook keys being tuned.
 			store := fmt.Sprintf("  sqlite: %s\n", filepath.Join(dir, "hub.db"))
-			return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", "", metrics, b.o.webhookCfg), nil)
+			return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", "", metrics, b.o.webhookCfg), nil)
 		}
 		// The embedded default itself, as `hub run` starts it.
-		return startEmbedded(ctx, b.o.hubBin, dir, ingress, admin)
+		return startEmbedded(b.o.hubBin, dir, ingress, admin)
 	case "sqlite-split":
 		// The embedded default's routes with the stream in a file of its own.
 		store := fmt.Sprintf("  sqlite: %s\n  streams_sqlite: %s\n", filepath.Join(dir, "hub.db"), filepath.Join(dir, "streams.db"))
-		return startHub(ctx, b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, "", metrics, b.o.webhookCfg), nil)
+		return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, "", metrics, b.o.webhookCfg), nil)
 	case "postgres":
 		schema, drop, err := pgSchema(ctx, b.o.pgURL)
 		if err != nil {
@@ -167,49 +167,13 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 			extra += "    " + b.o.ingressCfg + "\n"
 		}
 		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, "", metrics, b.o.webhookCfg)
-		h, err := startHub(ctx, b.o.hubBin, dir, cfg, drop)
+		h, err := startHub(b.o.hubBin, dir, cfg, drop)
 		if err != nil {
 			drop()
 		}
 		return h, err
 	}
 	return nil, fmt.Errorf("unknown store %q (postgres, sqlite, sqlite-split)", st)
-}
-
-// startEmbedded runs `hub run` without a config: the embedded default.
-func startEmbedded(ctx context.Context, bin, dir, ingress, admin string) (*hubProc, error) {
-	logPath := filepath.Join(dir, "hub.log")
-	lf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer lf.Close()
-	cmd := exec.Command(bin, "--log-level", "warn", "run", "--data-dir", dir, "--ingress-addr", ingress, "--admin-addr", admin)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &hubProc{cmd: cmd, ingress: "http://" + ingress + "/events", admin: "http://" + admin, log: logPath}
-	return p, p.waitReady(ctx)
-}
-
-func (p *hubProc) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			p.stop()
-			b, _ := os.ReadFile(p.log)
-			return fmt.Errorf("hub not ready after 30s; its log:\n%s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // measure registers the receiver, warms the hub up (connections, River's producers),
@@ -222,17 +186,16 @@ func (b *bench) measure(ctx context.Context, h *hubProc, f func(ctx context.Cont
 	b.recv.reset()
 	post(ctx, h.ingress, warm, 16)
 	if _, missing := b.wait(ctx, "warm-up", warm, 30*time.Second); missing > 0 {
-		b2, _ := os.ReadFile(h.log)
-		return result{}, fmt.Errorf("warm-up: %d of %d events not delivered; hub log:\n%s", missing, len(warm.ids), b2)
+		return result{}, fmt.Errorf("warm-up: %d of %d events not delivered; hub log:\n%s", missing, len(warm.ids), h.Log(8000))
 	}
 	b.recv.reset()
-	cpu0 := h.cpu()
+	cpu0 := h.CPU()
 	r := f(ctx)
 	// With -runs the CPU covers every run; each run posts as many events as the first.
 	if delivered := (r.events - r.missing) * max(1, len(r.runs)); delivered > 0 {
-		r.cpuPer1k = (h.cpu() - cpu0) * 1000 / time.Duration(delivered)
+		r.cpuPer1k = (h.CPU() - cpu0) * 1000 / time.Duration(delivered)
 	}
-	r.rssMiB = h.peakRSS()
+	r.rssMiB = h.PeakRSS()
 	return r, nil
 }
 

@@ -6,25 +6,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/koder/eventhub/internal/hubproc"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // hubProc is one running hub binary.
 type hubProc struct {
-	cmd     *exec.Cmd
+	*hubproc.Proc
 	ingress string // http://host:port/events
 	admin   string // http://host:port
-	log     string
 	metrics string // http://host:port of the metrics listener, when pprof is on
 	cleanup func()
 }
@@ -58,32 +55,35 @@ func hubConfig(store, ingressAddr, adminAddr string, kdb bool, extraIngress, ext
 }
 
 // startHub writes cfg, starts the binary on it and waits until /readyz answers.
-func startHub(ctx context.Context, bin, dir, cfg string, cleanup func()) (*hubProc, error) {
+func startHub(bin, dir, cfg string, cleanup func()) (*hubProc, error) {
 	ingress, admin := addrFrom(cfg, "listen: ", 0), addrFrom(cfg, "listen: ", 1)
 	path := filepath.Join(dir, "hub.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, "hub.log")
-	lf, err := os.Create(logPath)
+	p, err := launch(bin, dir, ingress, admin, "run", "-c", path)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "run", "-c", path)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	if err := cmd.Start(); err != nil {
-		lf.Close()
-		return nil, err
-	}
-	lf.Close()
-	p := &hubProc{cmd: cmd, ingress: "http://" + ingress + "/events", admin: "http://" + admin, log: logPath, cleanup: cleanup}
+	p.cleanup = cleanup
 	if m := addrFrom(cfg, "listen: ", 2); m != "" {
 		p.metrics = "http://" + m
 	}
-	if err := p.waitReady(ctx); err != nil {
+	return p, nil
+}
+
+// startEmbedded runs `hub run` without a config: the embedded default.
+func startEmbedded(bin, dir, ingress, admin string) (*hubProc, error) {
+	return launch(bin, dir, ingress, admin, "--log-level", "warn", "run", "--data-dir", dir, "--ingress-addr", ingress, "--admin-addr", admin)
+}
+
+// launch starts the binary with args, its log in dir/hub.log, and waits for /readyz.
+func launch(bin, dir, ingress, admin string, args ...string) (*hubProc, error) {
+	pr, err := hubproc.Start(hubproc.Spec{Bin: bin, Args: args, LogPath: filepath.Join(dir, "hub.log"), Probe: "http://" + admin + "/readyz"})
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return &hubProc{Proc: pr, ingress: "http://" + ingress + "/events", admin: "http://" + admin}, nil
 }
 
 func addrFrom(cfg, key string, nth int) string {
@@ -136,59 +136,13 @@ func (p *hubProc) profile(d time.Duration, path string) error {
 	return f.Close()
 }
 
-// cpu returns the process's user+system CPU time.
-func (p *hubProc) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (in parentheses, which may hold spaces): utime is
-	// the 14th field of the line, stime the 15th, in clock ticks (USER_HZ, 100 on Linux).
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * (time.Second / 100)
-}
-
-// peakRSS returns VmHWM in MiB.
-func (p *hubProc) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, ln := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(ln, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-// stop ends the hub with SIGTERM (a clean shutdown) and waits for it.
+// stop ends the hub with SIGTERM (a clean shutdown), SIGKILL after 20 s, and runs
+// its cleanup.
 func (p *hubProc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	_, _ = p.Term(20 * time.Second)
 	if p.cleanup != nil {
 		p.cleanup()
 	}
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // pgSchema creates a fresh schema for one hub and returns its name and a func that
