@@ -101,6 +101,44 @@ func MinimalEvent() *cloudevent.Event {
 	}
 }
 
+// HeaderSafeEvent is FullEvent with attribute values that go into HTTP headers as they
+// are (no character that needs percent-encoding): what binary mode is tested with
+// against a peer that does not decode percent-encoding (the CloudEvents Go SDK).
+func HeaderSafeEvent() *cloudevent.Event {
+	ev := FullEvent()
+	ev.Source = "https://example.com/eventhub/test?x=1"
+	ev.Subject = "usr_42"
+	ev.Extensions[cloudevent.ExtTenantID] = "tenant-1"
+	ev.Extensions["note"] = "plain,text;ok"
+	ev.Extensions["home"] = cloudevent.URI("https://example.com/a?q=1#f")
+	return ev
+}
+
+// StringExtensions is ev with every extension as its canonical string: what a peer
+// that reads no type information keeps (binary mode without Eventhub-Ext-Types).
+func StringExtensions(ev *cloudevent.Event) *cloudevent.Event {
+	c := ev.Clone()
+	for k, v := range c.Extensions {
+		c.Extensions[k], _ = cloudevent.FormatValue(v)
+	}
+	return c
+}
+
+// JSONExtensions is ev as the structured JSON format keeps it without type
+// information: strings, booleans and integers as they are, URI, URI-reference,
+// Timestamp and Binary extensions as their canonical strings.
+func JSONExtensions(ev *cloudevent.Event) *cloudevent.Event {
+	c := ev.Clone()
+	for k, v := range c.Extensions {
+		switch v.(type) {
+		case string, bool, int32:
+		default:
+			c.Extensions[k], _ = cloudevent.FormatValue(v)
+		}
+	}
+	return c
+}
+
 // Diff describes how got differs from want, attribute by attribute ("" when equal).
 // Times compare as instants; extension values compare with their CloudEvents type, so
 // an int32 that came back as a string is a difference.

@@ -97,12 +97,12 @@ func TestCE_SDKReceiverIsWebhookEndpoint(t *testing.T) {
 				evs := []*cloudevent.Event{full, transporttest.BinaryEvent(), transporttest.MinimalEvent()}
 				want := make([]*cloudevent.Event, len(evs))
 				for i, ev := range evs {
-					want[i] = jsonTyped(ev)
+					want[i] = transporttest.JSONExtensions(ev)
 				}
 				if mode == ModeBinary {
-					evs[0] = headerSafeEvent()
+					evs[0] = transporttest.HeaderSafeEvent()
 					for i, ev := range evs {
-						want[i] = stringsOnly(ev)
+						want[i] = transporttest.StringExtensions(ev)
 					}
 				}
 				tb.send(t, evs...)
@@ -123,36 +123,4 @@ func TestCE_SDKReceiverIsWebhookEndpoint(t *testing.T) {
 			})
 		}
 	})
-}
-
-// headerSafeEvent is the full event with values the SDK can read from headers as they
-// are (no character that needs percent-encoding).
-func headerSafeEvent() *cloudevent.Event {
-	ev := transporttest.FullEvent()
-	ev.Source = "https://example.com/eventhub/test?x=1"
-	ev.Subject = "usr_42"
-	ev.Extensions[cloudevent.ExtTenantID] = "tenant-1"
-	ev.Extensions["note"] = "plain,text;ok"
-	ev.Extensions["home"] = cloudevent.URI("https://example.com/a?q=1#f")
-	return ev
-}
-
-func stringsOnly(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		c.Extensions[k], _ = cloudevent.FormatValue(v)
-	}
-	return c
-}
-
-func jsonTyped(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
 }

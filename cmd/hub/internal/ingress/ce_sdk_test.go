@@ -52,43 +52,6 @@ func sdkEvents(t *testing.T, evs ...*cloudevent.Event) []ce.Event {
 	return out
 }
 
-// headerSafe is an event whose attribute values the SDK can put in HTTP headers as they
-// are: it does not percent-encode them (TestCE_SDKDefect_HeaderValuesNotPercentEncoded),
-// so binary mode is tested with values that need no encoding.
-func headerSafe() *cloudevent.Event {
-	ev := transporttest.FullEvent()
-	ev.Source = "https://example.com/eventhub/test?x=1"
-	ev.Subject = "usr_42"
-	ev.Extensions[cloudevent.ExtTenantID] = "tenant-1"
-	ev.Extensions["note"] = "plain,text;ok"
-	ev.Extensions["home"] = cloudevent.URI("https://example.com/a?q=1#f")
-	return ev
-}
-
-// allStrings is ev with every extension as its canonical string: what a binary-mode
-// request without the Eventhub-Ext-Types header carries.
-func allStrings(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		c.Extensions[k], _ = cloudevent.FormatValue(v)
-	}
-	return c
-}
-
-// jsonTyped is ev as the structured JSON format keeps it: URI, Timestamp and Binary
-// extensions become their canonical strings.
-func jsonTyped(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
-}
-
 // TestCE_SDKClientPostsToIngress: the CloudEvents SDK's HTTP client is the producer; the
 // ingress accepts what it sends in binary, structured and batch mode, and the events
 // published into the hub are the ones the SDK was given.
@@ -123,12 +86,12 @@ func TestCE_SDKClientPostsToIngress(t *testing.T) {
 	}
 
 	t.Run("Binary", func(t *testing.T) {
-		for _, ev := range []*cloudevent.Event{headerSafe(), transporttest.BinaryEvent(), transporttest.MinimalEvent()} {
+		for _, ev := range []*cloudevent.Event{transporttest.HeaderSafeEvent(), transporttest.BinaryEvent(), transporttest.MinimalEvent()} {
 			if res := client.Send(ctx, sdkEvents(t, ev)[0]); !sdk.IsACK(res) {
 				t.Fatalf("SDK send: %v", res)
 			}
 			// The SDK sends no type list, so typed extensions arrive as their strings.
-			check(t, []*cloudevent.Event{allStrings(ev)})
+			check(t, []*cloudevent.Event{transporttest.StringExtensions(ev)})
 		}
 	})
 	t.Run("Structured", func(t *testing.T) {
@@ -137,7 +100,7 @@ func TestCE_SDKClientPostsToIngress(t *testing.T) {
 			if res := client.Send(sctx, sdkEvents(t, ev)[0]); !sdk.IsACK(res) {
 				t.Fatalf("SDK send: %v", res)
 			}
-			check(t, []*cloudevent.Event{jsonTyped(ev)})
+			check(t, []*cloudevent.Event{transporttest.JSONExtensions(ev)})
 		}
 	})
 	t.Run("Batch", func(t *testing.T) {
@@ -156,7 +119,7 @@ func TestCE_SDKClientPostsToIngress(t *testing.T) {
 		}
 		want := make([]*cloudevent.Event, len(evs))
 		for i, ev := range evs {
-			want[i] = jsonTyped(ev)
+			want[i] = transporttest.JSONExtensions(ev)
 		}
 		check(t, want)
 	})
