@@ -110,7 +110,7 @@ func TestCE_SDKStructuredJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FromSDK: %v", err)
 			}
-			if want := stringTyped(ev); !reflect.DeepEqual(want, got) {
+			if want := transporttest.JSONExtensions(ev); !reflect.DeepEqual(want, got) {
 				t.Fatalf("SDK read of our JSON:\n%s\njson: %s", transporttest.Diff(want, got), b)
 			}
 		})
@@ -130,7 +130,7 @@ func TestCE_SDKStructuredJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseJSON of the SDK's %s: %v", b, err)
 			}
-			if want := stringTyped(ev); !reflect.DeepEqual(want, got) {
+			if want := transporttest.JSONExtensions(ev); !reflect.DeepEqual(want, got) {
 				t.Fatalf("our read of the SDK's JSON:\n%s\njson: %s", transporttest.Diff(want, got), b)
 			}
 		})

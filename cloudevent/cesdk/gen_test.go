@@ -3,7 +3,6 @@ package cesdk_test
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -172,19 +171,4 @@ func (g gen) event(t *rapid.T) *cloudevent.Event {
 		t.Fatalf("generator made an invalid event: %v", err)
 	}
 	return ev
-}
-
-// stringTyped returns ev with every extension the JSON format cannot type (URI, URIRef,
-// Timestamp, Binary) as its canonical string: what a structured-mode trip gives back.
-func stringTyped(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	c.Extensions = maps.Clone(ev.Extensions)
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
 }

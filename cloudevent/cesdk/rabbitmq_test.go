@@ -75,7 +75,7 @@ func TestCE_SDKReadsRabbitMQ(t *testing.T) {
 			})
 
 			var sdkEv ce.Event
-			want := jsonTyped(ev)
+			want := transporttest.JSONExtensions(ev)
 			if mode == rabbitmq.ModeStructured {
 				if err := format.JSON.Unmarshal(d.Body, &sdkEv); err != nil {
 					t.Fatalf("SDK format.JSON: %v", err)
@@ -97,18 +97,6 @@ func TestCE_SDKReadsRabbitMQ(t *testing.T) {
 			}
 		})
 	}
-}
-
-func jsonTyped(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
 }
 
 // amqpTyped is ev as the AMQP headers type it: boolean, int32, byte array and

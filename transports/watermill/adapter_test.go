@@ -48,7 +48,7 @@ func TestWM_CodecModes(t *testing.T) {
 			}
 			want := ev
 			if mode == ModeStructured {
-				want = jsonForm(ev)
+				want = transporttest.JSONExtensions(ev)
 			}
 			if !reflect.DeepEqual(want, got) {
 				t.Errorf("%s:\n%s", mode, transporttest.Diff(want, got))
@@ -81,18 +81,6 @@ func TestWM_CodecModes(t *testing.T) {
 			t.Errorf("bad message %d: %v, want InvalidArgument", i, err)
 		}
 	}
-}
-
-func jsonForm(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
 }
 
 // FuzzDecode: any message is decoded or refused as InvalidArgument, never a panic, and

@@ -58,26 +58,13 @@ func TestWM_NATSBindingRoundTrip(t *testing.T) {
 			}
 			want := ev
 			if mode == wm.ModeStructured {
-				want = structuredForm(ev)
+				want = transporttest.JSONExtensions(ev)
 			}
 			if !reflect.DeepEqual(want, got) {
 				t.Errorf("%s:\n%s", mode, transporttest.Diff(want, got))
 			}
 		}
 	}
-}
-
-// structuredForm is ev as the structured JSON format keeps it.
-func structuredForm(ev *cloudevent.Event) *cloudevent.Event {
-	c := ev.Clone()
-	for k, v := range c.Extensions {
-		switch v.(type) {
-		case string, bool, int32:
-		default:
-			c.Extensions[k], _ = cloudevent.FormatValue(v)
-		}
-	}
-	return c
 }
 
 // TestWM_NATSHeaderEncoding: values that can travel raw do (so other readers of the
