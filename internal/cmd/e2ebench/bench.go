@@ -140,23 +140,27 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 			return nil, err
 		}
 	}
+	var extraStore string
+	if b.o.storeCfg != "" {
+		extraStore = "  " + b.o.storeCfg + "\n"
+	}
 	switch st {
 	case "sqlite":
 		if v.extraIngress != "" {
 			return nil, fmt.Errorf("sqlite: the embedded default has no variants")
 		}
-		if metrics != "" || b.o.webhookCfg != "" {
+		if metrics != "" || b.o.webhookCfg != "" || b.o.storeCfg != "" {
 			// The embedded default's store and routes written out, plus the metrics
 			// listener the profile is taken from or the webhook keys being tuned.
 			store := fmt.Sprintf("  sqlite: %s\n", filepath.Join(dir, "hub.db"))
-			return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", "", metrics, b.o.webhookCfg), nil)
+			return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, "", extraStore, metrics, b.o.webhookCfg), nil)
 		}
 		// The embedded default itself, as `hub run` starts it.
 		return startEmbedded(b.o.hubBin, dir, ingress, admin)
 	case "sqlite-split":
 		// The embedded default's routes with the stream in a file of its own.
 		store := fmt.Sprintf("  sqlite: %s\n  streams_sqlite: %s\n", filepath.Join(dir, "hub.db"), filepath.Join(dir, "streams.db"))
-		return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, "", metrics, b.o.webhookCfg), nil)
+		return startHub(b.o.hubBin, dir, hubConfig(store, ingress, admin, true, v.extraIngress, extraStore, metrics, b.o.webhookCfg), nil)
 	case "postgres":
 		schema, drop, err := pgSchema(ctx, b.o.pgURL)
 		if err != nil {
@@ -166,7 +170,7 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 		if b.o.ingressCfg != "" {
 			extra += "    " + b.o.ingressCfg + "\n"
 		}
-		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, "", metrics, b.o.webhookCfg)
+		cfg := hubConfig(fmt.Sprintf("  postgres: %s\n  schema: %s\n", b.o.pgURL, schema), ingress, admin, false, extra, extraStore, metrics, b.o.webhookCfg)
 		h, err := startHub(b.o.hubBin, dir, cfg, drop)
 		if err != nil {
 			drop()

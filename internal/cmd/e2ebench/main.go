@@ -42,6 +42,7 @@ type options struct {
 	scenarios  string
 	ingressCfg string
 	webhookCfg string
+	storeCfg   string
 	pgURL      string
 	hubBin     string
 	timeout    time.Duration
@@ -60,6 +61,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "batched runs on one hub and database (steady state: compare the last with the first)")
 	flag.StringVar(&o.stores, "stores", "postgres,sqlite", "stores to measure, comma-separated: postgres, sqlite (the embedded default), sqlite-split (the same with store.streams_sqlite)")
 	flag.StringVar(&o.ingressCfg, "ingress-config", "", "extra YAML keys of the ingress on PostgreSQL, inline (e.g. 'group_commit: {committers: 8}'), for tuning")
+	flag.StringVar(&o.storeCfg, "store-config", "", "extra YAML keys of the store, inline (e.g. 'ledger: {completed_retention: 1m}'), for tuning (the embedded default is then started from its config written out, with these keys)")
 	flag.StringVar(&o.webhookCfg, "webhook-config", "", "extra YAML keys of the webhook transport, inline (e.g. 'workers: 400'), for tuning (the embedded default is then started from its config written out, with these keys)")
 	flag.StringVar(&o.scenarios, "scenarios", "batched,single,latency", "scenarios to run, comma-separated")
 	flag.StringVar(&o.pgURL, "postgres", envOr("HUB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (a fresh schema per hub)")
