@@ -7,6 +7,7 @@
 package hubproc
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -68,7 +69,11 @@ func Start(s Spec) (*Proc, error) {
 	for {
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("hub exited during start: %v\n%s", p.err, p.Log(8000))
+			err := p.err
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return nil, fmt.Errorf("hub exited during start: %w\n%s", err, p.Log(8000))
 		default:
 		}
 		if resp, err := http.Get(s.Probe); err == nil {

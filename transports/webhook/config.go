@@ -111,6 +111,15 @@ type Config struct {
 	// receiver holds at most that many of the Workers and the other endpoints'
 	// deliveries keep flowing (inflight.go). Default 0 = no cap but Workers.
 	MaxInFlightPerEndpoint int `yaml:"max_in_flight_per_endpoint"`
+	// DeliveredRetention is how long a delivered delivery stays in the ledger: listed
+	// (the console's and the admin API's delivery history) and unique per (endpoint,
+	// event), H1 (an event that reaches the transport again after it gets a new
+	// delivery; the ingress's dedupe window refuses re-sent events for its own TTL).
+	// Shorter keeps the ledger's hot table small under a sustained load (on SQLite the
+	// throughput declines as it grows). Dead deliveries keep the ledger's
+	// discarded_retention, for resend. Default 0: the ledger's completed_retention (1h);
+	// at least 1s and at most that.
+	DeliveredRetention time.Duration `yaml:"delivered_retention"`
 
 	// Proxy sends every delivery through this HTTP CONNECT proxy
 	// (http://[user:pass@]host:port), e.g. one with a static egress IP; an endpoint's
@@ -225,6 +234,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("webhook: MaxEndpointsPerEvent %d: must not be negative", c.MaxEndpointsPerEvent)
 	case c.MaxQueuedPerEndpoint < 0:
 		return fmt.Errorf("webhook: MaxQueuedPerEndpoint %d: must not be negative", c.MaxQueuedPerEndpoint)
+	case c.DeliveredRetention != 0 && c.DeliveredRetention < time.Second:
+		return fmt.Errorf("webhook: DeliveredRetention %s: 0 (the ledger's completed_retention) or at least 1s", c.DeliveredRetention)
 	case c.MaxInFlightPerEndpoint < 0 || c.MaxInFlightPerEndpoint > MaxInFlight:
 		return fmt.Errorf("webhook: MaxInFlightPerEndpoint %d: between 0 (no cap) and %d", c.MaxInFlightPerEndpoint, MaxInFlight)
 	}

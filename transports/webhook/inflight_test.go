@@ -150,3 +150,21 @@ func TestDC_MaxInFlightValidation(t *testing.T) {
 		t.Error("a negative MaxInFlightPerEndpoint was accepted")
 	}
 }
+
+// DeliveredRetention is checked against the ledger's: under a second, or longer than
+// the ledger keeps completed jobs (its cleaner would win), is refused at New.
+func TestDeliveredRetentionBounds(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		d  time.Duration
+		ok bool
+	}{{0, true}, {time.Minute, true}, {500 * time.Millisecond, false}, {2 * time.Hour, false}} {
+		l := ledgertest.Open(t, ledger.SQLite, ledger.Config{})
+		cfg := testConfig()
+		cfg.NoWork, cfg.DeliveredRetention = true, c.d
+		_, err := New(t.Context(), cfg, l)
+		if (err == nil) != c.ok {
+			t.Errorf("DeliveredRetention %s: %v, want ok=%v", c.d, err, c.ok)
+		}
+	}
+}

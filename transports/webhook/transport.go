@@ -101,6 +101,14 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 			"webhook: AttemptTimeout %s: a delivery job may run %s, which must stay below the ledger's RescueStuckJobsAfter %s, or live deliveries would be rescued and sent twice",
 			cfg.AttemptTimeout, jt, lc.RescueStuckJobsAfter)
 	}
+	if d := cfg.DeliveredRetention; d > 0 {
+		if lc.CompletedRetention > 0 && d > lc.CompletedRetention {
+			return nil, hub.Errorf(hub.InvalidArgument, "webhook: DeliveredRetention %s: at most the ledger's completed_retention %s, which removes delivered jobs first", d, lc.CompletedRetention)
+		}
+		if err := l.RetainCompleted(cfg.Queue, d); err != nil {
+			return nil, hub.Wrap(hub.InvalidArgument, err)
+		}
+	}
 	g, _ := newGuard(cfg.Allow, cfg.Resolver)
 	t := &Transport{
 		cfg:     cfg,
