@@ -50,6 +50,9 @@ type Transport struct {
 	// slots holds the in-flight caps' semaphores (inflight.go).
 	slots slotTable
 
+	// delivCount caches the count of delivered deliveries (counts.go).
+	delivCount deliveredCount
+
 	closed atomic.Bool
 }
 
