@@ -38,7 +38,7 @@ func TestDC_AdminEndpointControls(t *testing.T) {
 	cfg := writeConfig(t, dir, `
 store: {sqlite: data/hub.db}
 transports:
-  webhooks: {type: webhook, allow: [127.0.0.1], max_queued_per_endpoint: 10000}
+  webhooks: {type: webhook, allow: [127.0.0.1], max_queued_per_endpoint: 10000, max_in_flight_per_endpoint: 16}
 routes:
   - {pattern: "*", to: webhooks, filter: "tenantid = 'acme'"}
 admin: {listen: `+admin+`}
@@ -57,7 +57,7 @@ admin: {listen: `+admin+`}
 	status, body = adminDo(t, http.MethodPost, base, `{"url":"http://127.0.0.1:9/x","controls":{
 		"filter":"data.plan = 'pro'","headers":{"Authorization":"Bearer s3cret"},
 		"signature":{"scheme":"stripe"},"rate_limit":{"rps":5,"burst":2},
-		"ordering":{"enabled":true,"on_dead":"skip"}}}`)
+		"ordering":{"enabled":true,"on_dead":"skip"},"max_in_flight":4}}`)
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %s", status, body)
 	}
@@ -70,13 +70,22 @@ admin: {listen: `+admin+`}
 	if status != http.StatusOK {
 		t.Fatalf("patch: %d %s", status, body)
 	}
+	if status, body := adminDo(t, http.MethodPatch, base+"/"+ep.ID, `{"controls":{"max_in_flight":-1}}`); status != http.StatusBadRequest ||
+		!strings.Contains(body, "max_in_flight") {
+		t.Fatalf("a negative max_in_flight: %d %s", status, body)
+	}
+	// The CLI's flag sets the same control (the other controls stay).
+	if out, code := cliRun(t, dir, []string{"HUB_ADMIN_URL=http://" + admin}, "endpoints", "update", ep.ID, "--max-in-flight", "8"); code != 0 {
+		t.Fatalf("hub endpoints update --max-in-flight: exit %d\n%s", code, out)
+	}
 	status, body = adminDo(t, http.MethodGet, base+"/"+ep.ID, "")
 	var v struct {
 		Controls struct {
-			Filter    string            `json:"filter"`
-			Headers   map[string]string `json:"headers"`
-			Signature struct{ Scheme string }
-			RateLimit struct{ RPS float64 } `json:"rate_limit"`
+			Filter      string            `json:"filter"`
+			Headers     map[string]string `json:"headers"`
+			Signature   struct{ Scheme string }
+			RateLimit   struct{ RPS float64 } `json:"rate_limit"`
+			MaxInFlight int                   `json:"max_in_flight"`
 		} `json:"controls"`
 		Rate *struct{ Available int } `json:"rate"`
 	}
@@ -84,7 +93,7 @@ admin: {listen: `+admin+`}
 		t.Fatalf("get: %d %s %v", status, body, err)
 	}
 	if v.Controls.Filter != "data.plan = 'team'" || v.Controls.Signature.Scheme != "stripe" || v.Controls.RateLimit.RPS != 5 ||
-		v.Controls.Headers["Authorization"] != "[redacted]" || v.Rate == nil || v.Rate.Available != 2 {
+		v.Controls.Headers["Authorization"] != "[redacted]" || v.Rate == nil || v.Rate.Available != 2 || v.Controls.MaxInFlight != 8 {
 		t.Fatalf("endpoint view after PATCH: %s", body)
 	}
 }
