@@ -1,0 +1,31 @@
+package hubproc
+
+import (
+	"net"
+	"strconv"
+	"testing"
+)
+
+// FreeAddr hands out loopback ports below the ephemeral range (where client
+// connections of other tests cannot take them), each once, and bindable.
+func TestFreeAddr(t *testing.T) {
+	lo, _ := ephemeralRange()
+	seen := map[string]bool{}
+	for range 50 {
+		addr, err := FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, p, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(p)
+		if host != "127.0.0.1" || port >= lo || seen[addr] {
+			t.Fatalf("FreeAddr = %s (ephemeral range from %d, seen before: %v)", addr, lo, seen[addr])
+		}
+		seen[addr] = true
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("cannot bind %s: %v", addr, err)
+		}
+		_ = ln.Close()
+	}
+}
