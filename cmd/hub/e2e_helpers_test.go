@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koder/eventhub/internal/freeport"
+
 	"github.com/koder/eventhub/internal/hubproc"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/transports/webhook"
@@ -59,7 +61,7 @@ func TestMain(m *testing.M) {
 // freeAddr returns a loopback address with a port nobody listens on right now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	addr, err := hubproc.FreeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koder/eventhub/internal/freeport"
+
 	"github.com/koder/eventhub/internal/testenv"
 )
 
@@ -57,14 +59,15 @@ func startRedisWith(t *testing.T, listen func(port int) []string) *redisServer {
 	return s
 }
 
+// sparePort is a loopback port for a redis-server of the test (below the ephemeral
+// range, so no client connection takes it before the server binds it: freeport).
 func sparePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // URL is the plain URL of the server.

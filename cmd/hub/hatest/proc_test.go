@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/koder/eventhub/internal/freeport"
+
 	"github.com/koder/eventhub/internal/hubproc"
 )
 
@@ -27,7 +29,7 @@ func buildHub(t testing.TB, dir string) string {
 // freeAddr returns a loopback address with a port nobody listens on right now.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	addr, err := hubproc.FreeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/koder/eventhub/internal/freeport"
+
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/hubproc"
 )
 
 type bench struct {
@@ -126,17 +127,17 @@ func (b *bench) startHub(ctx context.Context, st string, v variant) (*hubProc, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	ingress, err := hubproc.FreeAddr()
+	ingress, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	admin, err := hubproc.FreeAddr()
+	admin, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
 	var metrics string
 	if b.o.pprofDir != "" {
-		if metrics, err = hubproc.FreeAddr(); err != nil {
+		if metrics, err = freeport.Addr(); err != nil {
 			return nil, err
 		}
 	}
