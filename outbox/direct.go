@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
@@ -30,7 +31,8 @@ type TxSender interface {
 // kdbstream transport on PostgreSQL locks each stream's row from its append to the
 // commit). EnqueueTx calls such senders last, after the rows and the other
 // destinations, so concurrent transactions to the same stream wait on the lock for as
-// little of theirs as possible.
+// little of theirs as possible, and in destination-name order, so two transactions
+// never take two of them in opposite orders.
 type RowLocker interface {
 	LocksRowsUntilCommit() bool
 }
@@ -70,6 +72,9 @@ func (o *Outbox) planDirect(items []hub.OutboxItem) directPlan {
 		}
 		p.events[it.Destination] = append(p.events[it.Destination], it.Event)
 	}
+	// One order for every transaction whatever the route's: two lock-takers written in
+	// opposite orders by two transactions could deadlock.
+	slices.Sort(locking)
 	p.order = append(p.order, locking...)
 	return p
 }
