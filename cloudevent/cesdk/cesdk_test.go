@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koder/eventhub/cloudevent/cesdk"
-
 	ce "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 	"pgregory.net/rapid"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/cloudevent/cesdk"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
 )

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koder/eventhub/cloudevent/cesdk"
-
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/binding/format"
 	"github.com/cloudevents/sdk-go/v2/binding/spec"
@@ -17,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/cloudevent/cesdk"
 	"github.com/koder/eventhub/hub/transporttest"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/transports/rabbitmq"

@@ -20,6 +20,7 @@ import (
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/koder/eventhub/internal/hubproc"
 )
 

@@ -18,7 +18,7 @@ import (
 // use"); below it only another listener can take it. Ports handed out by this process
 // are not handed out again.
 func Addr() (string, error) {
-	lo, _ := ephemeralRange()
+	lo := ephemeralStart()
 	base := 10000
 	if lo-1 <= base {
 		base = 1024
@@ -53,25 +53,20 @@ var (
 	used   = map[int]bool{}
 )
 
-// ephemeralRange reads the kernel's ephemeral port range (Linux's default when it
-// cannot).
-func ephemeralRange() (lo, hi int) {
-	lo, hi = 32768, 60999
+// ephemeralStart is the first port of the kernel's ephemeral range, read once
+// (Linux's default when it cannot be read).
+var ephemeralStart = sync.OnceValue(func() int {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return lo, hi
+		return 32768
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 2 {
-		if l, err := strconv.Atoi(f[0]); err == nil && l > 1024 {
-			lo = l
-		}
-		if h, err := strconv.Atoi(f[1]); err == nil {
-			hi = h
+	if f := strings.Fields(string(b)); len(f) == 2 {
+		if lo, err := strconv.Atoi(f[0]); err == nil && lo > 1024 {
+			return lo
 		}
 	}
-	return lo, hi
-}
+	return 32768
+})
 
 // Port is Addr's port number.
 func Port() (int, error) {

@@ -9,7 +9,7 @@ import (
 // Addr hands out loopback ports below the ephemeral range (where client
 // connections of other tests cannot take them), each once, and bindable.
 func TestFreeAddr(t *testing.T) {
-	lo, _ := ephemeralRange()
+	lo := ephemeralStart()
 	seen := map[string]bool{}
 	for range 50 {
 		addr, err := Addr()

@@ -62,9 +62,18 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	if err := t.refuse(ctx); err != nil || len(batch) == 0 {
 		return err
 	}
-	stx, isSQL := tx.(*sql.Tx)
-	ptx, isPgx := tx.(pgx.Tx)
-	if t.ledger == nil || (isSQL && stx == nil) || (!isSQL && (!isPgx || ptx == nil || !t.eng.Postgres())) {
+	// The ledger's InTx gives a *sql.Tx on SQLite, a pgx.Tx on PostgreSQL; any other
+	// transaction is not one whose commit the ledger reports (AfterCommit below).
+	var appendTx func(adds []engine.Add) ([]engine.AddResult, func(), error)
+	switch x := tx.(type) {
+	case *sql.Tx:
+		if x != nil {
+			appendTx = func(adds []engine.Add) ([]engine.AddResult, func(), error) { return t.eng.AppendTx(ctx, x, adds) }
+		}
+	case pgx.Tx:
+		appendTx = func(adds []engine.Add) ([]engine.AddResult, func(), error) { return t.eng.AppendPgTx(ctx, x, adds) }
+	}
+	if t.ledger == nil || appendTx == nil {
 		return ledger.ErrNoCommitHook
 	}
 	adds, aged, err := t.adds(ctx, batch)
@@ -81,12 +90,7 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	}) {
 		return ledger.ErrNoCommitHook
 	}
-	var res []engine.AddResult
-	if isSQL {
-		res, committed, err = t.eng.AppendTx(ctx, stx, adds)
-	} else {
-		res, committed, err = t.eng.AppendPgTx(ctx, ptx, adds)
-	}
+	res, committed, err := appendTx(adds)
 	if err = classify(firstErr(res, err)); err != nil {
 		t.record(ctx, batch, adds, err)
 		return err

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -99,12 +98,4 @@ func (t *Transport) admitInflight(ctx context.Context, ep *Endpoint, metadata []
 	return nil, d + rand.N(d/4+1) // jitter: a backlog's deliveries come back apart
 }
 
-func inflightDeferrals(metadata []byte) int {
-	var m struct {
-		N int `json:"inflight_deferrals"`
-	}
-	if len(metadata) == 0 || json.Unmarshal(metadata, &m) != nil {
-		return 0
-	}
-	return m.N
-}
+func inflightDeferrals(metadata []byte) int { return int(metadataInt(metadata, metaInflightDeferrals)) }

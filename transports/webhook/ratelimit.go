@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"math"
 	"time"
@@ -143,18 +142,7 @@ func (t *Transport) admitRate(ctx context.Context, ep *Endpoint, metadata []byte
 }
 
 // reservedSlot reads a reserved slot from a job's metadata (0 = none).
-func reservedSlot(metadata []byte) int64 {
-	if len(metadata) == 0 {
-		return 0
-	}
-	var m struct {
-		Slot *int64 `json:"rate_slot"`
-	}
-	if json.Unmarshal(metadata, &m) != nil || m.Slot == nil {
-		return 0
-	}
-	return *m.Slot
-}
+func reservedSlot(metadata []byte) int64 { return metadataInt(metadata, metaRateSlot) }
 
 // RateState reads an endpoint's rate limiter.
 func (t *Transport) RateState(ctx context.Context, id string) (RateState, error) {

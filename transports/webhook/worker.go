@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -18,6 +19,20 @@ const (
 	metaCode     = "code"     // hub error code name of the last failure
 	metaReason   = "reason"   // why a delivery ended without success (gone, blocked...)
 )
+
+// metadataInt reads the integer a job's metadata holds under key, 0 when it holds none
+// (absent, null, or not a number): what a deferral recorded for the next run of the job.
+func metadataInt(metadata []byte, key string) int64 {
+	if len(metadata) == 0 {
+		return 0
+	}
+	var m map[string]json.RawMessage
+	var n int64
+	if json.Unmarshal(metadata, &m) != nil || json.Unmarshal(m[key], &n) != nil {
+		return 0
+	}
+	return n
+}
 
 // worker attempts one delivery per job.
 type worker struct {

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/koder/eventhub/internal/hubproc"
-
 	"github.com/jackc/pgx/v5"
+
+	"github.com/koder/eventhub/internal/hubproc"
 )
 
 // hubProc is one running hub binary.

@@ -108,9 +108,7 @@ func (e *Engine) AppendPgTx(ctx context.Context, tx pgx.Tx, adds []Add) (res []A
 func (d *postgresDialect) lockStreamPgx(ctx context.Context, tx pgx.Tx, name string, create bool, now int64) (*stream, error) {
 	for attempt := 0; ; attempt++ {
 		s := &stream{name: name}
-		err := tx.QueryRow(ctx, `SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
-			FROM kdb_streams WHERE name = $1 FOR UPDATE`, name).
-			Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
+		err := s.scan(tx.QueryRow(ctx, pgLockStreamSQL, name))
 		if err == nil {
 			return s, nil
 		}

@@ -92,13 +92,12 @@ func (d *postgresDialect) appendFast(ctx context.Context, reqs []*appendReq) (to
 func (d *postgresDialect) appendPipelined(ctx context.Context, pc *pgx.Conn, name string, reqs []*appendReq) (*stream, error) {
 	var b pgx.Batch
 	b.Queue("BEGIN")
-	b.Queue(`SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
-		FROM kdb_streams WHERE name = $1 FOR UPDATE`, name)
+	b.Queue(pgLockStreamSQL, name)
 	br := pc.SendBatch(ctx, &b)
 	s := &stream{name: name}
 	_, err := br.Exec()
 	if err == nil {
-		err = br.QueryRow().Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
+		err = s.scan(br.QueryRow())
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr

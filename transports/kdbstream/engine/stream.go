@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 )
 
 // stream is a stream's metadata row (Redis's stream struct minus the radix tree).
@@ -44,10 +45,18 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 const selectStreamSQL = `SELECT id, last_ms, last_seq, first_ms, first_seq, maxdel_ms, maxdel_seq, length, entries_added
 		FROM kdb_streams WHERE name = ?`
 
+// pgLockStreamSQL is selectStreamSQL locking the row, as PostgreSQL paths on a pgx
+// connection or transaction run it (appendPipelined, lockStreamPgx).
+var pgLockStreamSQL = strings.Replace(selectStreamSQL, "?", "$1", 1) + " FOR UPDATE"
+
+// scan reads a row of selectStreamSQL's columns into s.
+func (s *stream) scan(r interface{ Scan(dest ...any) error }) error {
+	return r.Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
+}
+
 func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
 	s := &stream{name: name}
-	err := e.queryRow(ctx, tx, e.selectStreamQ, name).
-		Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
+	err := s.scan(e.queryRow(ctx, tx, e.selectStreamQ, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -91,8 +91,8 @@ func (c *Console) withSession(next http.Handler) http.Handler {
 			c.fail(w, r, nil, hub.Errorf(hub.Unauthenticated, "sign in first"))
 			return
 		}
-		ctx := auth.NewContext(r.Context(), s.principal)
-		ctx = context.WithValue(ctx, keyCSRF, s.csrf)
+		ctx := auth.NewContext(r.Context(), s.Principal)
+		ctx = context.WithValue(ctx, keyCSRF, s.CSRF)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -214,7 +214,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	if r.Method != http.MethodPost || !ok || !sameToken(r.PostFormValue(csrfField), s.csrf) {
+	if r.Method != http.MethodPost || !ok || !sameToken(r.PostFormValue(csrfField), s.CSRF) {
 		c.fail(w, r, nil, &auth.DeniedError{Field: csrfField, Anchor: "the-web-console", Msg: "ui: sign out with the button"})
 		return
 	}

@@ -19,11 +19,8 @@ import (
 // memory and a restart ends them. Nothing signed can outlive a token that was removed
 // from the config beyond the session's TTL, because the next sign-in checks it again.
 
-type session struct {
-	principal auth.Principal
-	csrf      string
-	expires   time.Time
-}
+// session is what the cookie stands for: the principal, the CSRF token, the expiry.
+type session = auth.Session
 
 // sessionBackend keeps sessions by cookie value.
 type sessionBackend interface {
@@ -50,7 +47,7 @@ func newSessions(ttl time.Duration, store *auth.SessionStore) *sessions {
 
 func (s *sessions) create(w http.ResponseWriter, r *http.Request, p auth.Principal) (*session, error) {
 	id := randomToken()
-	ss := &session{principal: p, csrf: randomToken(), expires: s.now().Add(s.ttl)}
+	ss := &session{Principal: p, CSRF: randomToken(), Expires: s.now().Add(s.ttl)}
 	if err := s.b.put(r.Context(), id, ss); err != nil {
 		return nil, err
 	}
@@ -87,7 +84,7 @@ func (b storeSessions) put(ctx context.Context, id string, s *session) error {
 	if _, err := b.st.Prune(ctx, time.Now()); err != nil {
 		return err
 	}
-	return b.st.Create(ctx, id, auth.Session{Principal: s.principal, CSRF: s.csrf, Expires: s.expires})
+	return b.st.Create(ctx, id, *s)
 }
 
 func (b storeSessions) get(ctx context.Context, id string) (*session, bool, error) {
@@ -95,7 +92,7 @@ func (b storeSessions) get(ctx context.Context, id string) (*session, bool, erro
 	if !ok || err != nil {
 		return nil, false, err
 	}
-	return &session{principal: ss.Principal, csrf: ss.CSRF, expires: ss.Expires}, true, nil
+	return &ss, true, nil
 }
 
 func (b storeSessions) del(ctx context.Context, id string) error { return b.st.Delete(ctx, id) }
@@ -127,7 +124,7 @@ func (b *memSessions) get(_ context.Context, id string) (*session, bool, error) 
 	if !ok {
 		return nil, false, nil
 	}
-	if !b.now().Before(ss.expires) {
+	if !b.now().Before(ss.Expires) {
 		delete(b.m, key)
 		return nil, false, nil
 	}
@@ -147,12 +144,12 @@ func (b *memSessions) sweepLocked() {
 	var oldestKey [32]byte
 	var oldest time.Time
 	for k, v := range b.m {
-		if !now.Before(v.expires) {
+		if !now.Before(v.Expires) {
 			delete(b.m, k)
 			continue
 		}
-		if oldest.IsZero() || v.expires.Before(oldest) {
-			oldest, oldestKey = v.expires, k
+		if oldest.IsZero() || v.Expires.Before(oldest) {
+			oldest, oldestKey = v.Expires, k
 		}
 	}
 	if len(b.m) >= maxSessions {
