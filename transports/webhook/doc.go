@@ -7,8 +7,9 @@
 // Transport.Send is a hub.Transport: it matches each event against the endpoints
 // enabled at that moment (hub pattern syntax, optional tenant filter; an endpoint
 // registered later does not get it: H6) and inserts one ledger job per (endpoint,
-// event), unique in every job state, so a re-sent event never adds a delivery (H1). The ledger's workers,
-// in any process on the same database, then POST each one.
+// event), unique in every job state while it is kept, so a re-sent event never adds a
+// delivery (H1; the keys are a table of their own in event-id order, unique.go). The
+// ledger's workers, in any process on the same database, then POST each one.
 //
 // # Requests
 //

@@ -48,8 +48,8 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 		return err
 	}
 	if len(params) > 0 {
-		if _, err := t.l.InsertManyTx(ctx, tx, params); err != nil {
-			return insertErr(err)
+		if err := t.insertDeliveries(ctx, tx, params); err != nil {
+			return err
 		}
 	}
 	// Over a cap the caller rolls back (see above), so the request is refused whole.

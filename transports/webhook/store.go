@@ -9,6 +9,7 @@ import (
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/dbrow"
+	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/secrets"
 )
 
@@ -48,7 +49,7 @@ type store struct {
 	ring *secrets.Keyring
 }
 
-func (s store) migrate(ctx context.Context) error {
+func (s store) migrate(ctx context.Context, b ledger.Backend) error {
 	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
 	for _, q := range qs {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
@@ -59,7 +60,10 @@ func (s store) migrate(ctx context.Context) error {
 			}
 		}
 	}
-	return s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`)
+	if err := s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`); err != nil {
+		return err
+	}
+	return s.migrateKeys(ctx, b)
 }
 
 // addColumn adds a column to a table created by an earlier version, once: SQLite has

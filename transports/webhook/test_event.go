@@ -45,7 +45,7 @@ func (t *Transport) SendTest(ctx context.Context, endpointID string) (*Delivery,
 		return nil, err
 	}
 	res, err := t.l.Insert(ctx, deliveryArgs{EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type, TenantID: ep.TenantID, Header: header, Body: body},
-		&river.InsertOpts{Queue: t.cfg.Queue, MaxAttempts: t.policy.maxAttempts(), Tags: deliveryTags(ep), UniqueOpts: t.unique})
+		&river.InsertOpts{Queue: t.cfg.Queue, MaxAttempts: t.policy.maxAttempts(), Tags: deliveryTags(ep)})
 	if err != nil {
 		if hub.Code(err) != hub.Unknown {
 			return nil, err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
@@ -34,7 +33,6 @@ type Transport struct {
 	br     *breakers
 	m      *metrics
 	log    *slog.Logger
-	unique river.UniqueOpts
 
 	epMu    sync.Mutex
 	epCache map[string]cachedEndpoint
@@ -65,15 +63,16 @@ type cachedEndpoint struct {
 // deliveryKind is the ledger job kind of a delivery.
 const deliveryKind = "webhook_delivery"
 
-// deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1), so a
-// re-sent event finds its delivery and adds none. It carries the request as encoded
+// deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1, through
+// webhook_delivery_keys: unique.go), so a re-sent event finds its delivery and adds
+// none. It carries the request as encoded
 // once at fan-out (CloudEvents HTTP binding headers and body): every attempt sends the
 // same bytes, workers do not re-encode, and an event fanned out to ten endpoints is
 // encoded once. Body is []byte (base64 in the job's JSON) because a binary-mode body
 // may be any bytes, and PostgreSQL's jsonb would re-format a nested JSON object.
 type deliveryArgs struct {
-	EndpointID string `json:"endpoint_id" river:"unique"`
-	EventID    string `json:"event_id" river:"unique"`
+	EndpointID string `json:"endpoint_id"`
+	EventID    string `json:"event_id"`
 	EventType  string `json:"event_type"`
 	// TenantID is the endpoint's tenant at fan-out ("" for an endpoint of every
 	// tenant): whose delivery this is, for tenant-scoped listings (tenant.go).
@@ -121,14 +120,13 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		client:  &clients{g: g, maxConnsPerHost: cfg.MaxConnsPerHost, proxy: cfg.proxyURL(), direct: newHTTPClient(g, cfg.MaxConnsPerHost, cfg.proxyURL())},
 		policy:  retryPolicy{schedule: cfg.RetrySchedule, jitter: cfg.Jitter, maxRetryAfter: cfg.MaxRetryAfter},
 		log:     cfg.Logger.With("transport", cfg.Name),
-		unique:  river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()},
 		epCache: map[string]cachedEndpoint{},
 	}
 	t.br = &breakers{
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
 		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
-	if err := t.st.migrate(ctx); err != nil {
+	if err := t.st.migrate(ctx, l.Backend()); err != nil {
 		return nil, err
 	}
 	if _, err := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err != nil {
@@ -205,7 +203,7 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 		return err
 	}
 	if len(params) > 0 {
-		if _, err := t.l.InsertMany(ctx, params); err != nil {
+		if err := t.l.InTx(ctx, func(tx any) error { return t.insertDeliveries(ctx, tx, params) }); err != nil {
 			return insertErr(err)
 		}
 	}
@@ -273,7 +271,6 @@ func (t *Transport) fanOut(ctx context.Context, q querier, eps []*Endpoint, batc
 					Queue:       t.cfg.Queue,
 					MaxAttempts: t.policy.maxAttempts(),
 					Tags:        deliveryTags(ep),
-					UniqueOpts:  t.unique,
 				},
 			})
 		}

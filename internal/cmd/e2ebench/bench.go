@@ -85,7 +85,14 @@ func (b *bench) store(ctx context.Context, st string) (storeResult, error) {
 			}
 			path := filepath.Join(b.o.pprofDir, fmt.Sprintf("%s-%s.pprof", st, strings.NewReplacer(" ", "-", ",", "", "/", "").Replace(sc.name)))
 			done := make(chan error, 1)
-			go func() { done <- h.profile(b.o.pprofFor, path) }()
+			go func() {
+				// -pprof-after skips the first runs, for a steady-state profile.
+				select {
+				case <-time.After(b.o.pprofAfter):
+				case <-ctx.Done():
+				}
+				done <- h.profile(b.o.pprofFor, path)
+			}()
 			r := sc.run(ctx, h)
 			if err := <-done; err != nil {
 				progress("%s/%s: profile: %v", st, sc.name, err)

@@ -49,6 +49,7 @@ type options struct {
 	keep       bool
 	pprofDir   string
 	pprofFor   time.Duration
+	pprofAfter time.Duration
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, SQLite files, hub logs)")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of the hub per scenario into this directory (the hub's metrics listener with pprof on; the embedded default is then started from the same config written out)")
 	flag.DurationVar(&o.pprofFor, "pprof-for", 8*time.Second, "length of each CPU profile, from the scenario's start")
+	flag.DurationVar(&o.pprofAfter, "pprof-after", 0, "start each CPU profile this long after the scenario's start (with -runs: profile the later runs of a steady-state measurement)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -81,6 +83,11 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	if o.pprofDir != "" {
+		if err := os.MkdirAll(o.pprofDir, 0o755); err != nil {
+			return err
+		}
+	}
 	work, err := os.MkdirTemp("", "e2ebench-")
 	if err != nil {
 		return err

@@ -1,0 +1,108 @@
+package webhook
+
+import (
+	"testing"
+
+	"github.com/riverqueue/river"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
+)
+
+// countKeys counts the rows of the delivery key table.
+func (tb *testBundle) countKeys(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT COUNT(*) FROM webhook_delivery_keys`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestH1_DuplicatesInOneBatch: the same event twice in one batch, and in a SendTx, is
+// one delivery per endpoint, and no duplicate job is left behind.
+func TestH1_DuplicatesInOneBatch(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		tb.endpoint(t, "/a")
+		tb.endpoint(t, "/b")
+		ev, other := newEvent(t, "user.created"), newEvent(t, "user.created")
+		tb.send(t, ev, other, ev)
+		if err := tb.l.InTx(tb.ctx, func(tx any) error { return tb.tr.SendTx(tb.ctx, tx, []*cloudevent.Event{other, ev}) }); err != nil {
+			t.Fatal(err)
+		}
+		tb.waitStates(t, DeliveryFilter{}, 4, DeliveryDelivered)
+		res, err := tb.l.JobList(tb.ctx, river.NewJobListParams().Kinds(deliveryArgs{}.Kind()).First(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Jobs) != 4 {
+			t.Fatalf("%d delivery jobs, want 4 (2 events x 2 endpoints)", len(res.Jobs))
+		}
+		if n := tb.countKeys(t); n != 4 {
+			t.Fatalf("%d delivery keys, want 4", n)
+		}
+	})
+}
+
+// TestH1_KeyGoesWithTheDelivery: a delivery's key lives as long as its job. Deleting
+// the jobs (as the cleaner and the delivered retention do, in one statement) deletes
+// their keys, and the event sent again is delivered again, as with River's own unique
+// key before.
+func TestH1_KeyGoesWithTheDelivery(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		tb.endpoint(t, "/a")
+		tb.endpoint(t, "/b")
+		ev := newEvent(t, "user.created")
+		tb.send(t, ev)
+		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
+		tb.send(t, ev) // unique while kept
+		if n := len(tb.deliveries(t, DeliveryFilter{})); n != 2 {
+			t.Fatalf("%d deliveries after a re-send, want 2", n)
+		}
+		if _, err := tb.l.JobDeleteMany(tb.ctx, river.NewJobDeleteManyParams().Kinds(deliveryArgs{}.Kind())); err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.countKeys(t); n != 0 {
+			t.Fatalf("%d delivery keys after their jobs were deleted, want 0", n)
+		}
+		tb.send(t, ev)
+		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
+		if got := tb.recv.count("/a") + tb.recv.count("/b"); got < 4 {
+			t.Fatalf("receivers got %d requests, want the event twice on both", got)
+		}
+	})
+}
+
+// TestH1_KeysBackfilled: deliveries kept from before the key table existed get their
+// keys when it is created, so re-sending their events still adds nothing.
+func TestH1_KeysBackfilled(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		tb.endpoint(t, "/a")
+		evs := []*cloudevent.Event{newEvent(t, "user.created"), newEvent(t, "user.created")}
+		tb.send(t, evs...)
+		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
+		if _, err := tb.l.DB().ExecContext(tb.ctx, `DROP TABLE webhook_delivery_keys`); err != nil {
+			t.Fatal(err)
+		}
+		// What New runs on a database of an earlier version: the table again, backfilled.
+		if err := tb.tr.st.migrate(tb.ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.countKeys(t); n != 2 {
+			t.Fatalf("%d keys after the backfill, want 2", n)
+		}
+		if err := tb.tr.Send(tb.ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{})); n != 2 {
+			t.Fatalf("%d deliveries after re-sending backfilled events, want 2", n)
+		}
+	})
+}
