@@ -77,6 +77,12 @@ fuzz:
 	  done; \
 	done
 
+## screenshots: run the browser tests and write their screenshots into docs/screenshots
+## (the README and docs/console.md show them); other test runs leave them as they are.
+.PHONY: screenshots
+screenshots:
+	EVENTHUB_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestUI_' ./cmd/hub/
+
 ## bench-e2e: the hub binary end to end (ingress -> webhook receiver on loopback) on
 ## PostgreSQL and the embedded SQLite default, beside a raw signed-POST loop; a few
 ## minutes. E2EFLAGS passes flags (e.g. E2EFLAGS='-events 5000 -runs 10').
