@@ -92,21 +92,44 @@ func TestSQLiteInsertInTxWakesTheProducer(t *testing.T) {
 }
 
 // WakeQueue reaches the producers on both stores: River's insert notification on
-// PostgreSQL, the in-process wake-up on SQLite.
+// PostgreSQL, the in-process wake-up on SQLite. A job made available behind River's
+// back (as a scheduled one brought forward is) is worked at once after the wake-up,
+// with the fallback fetch a minute away.
 func TestWakeQueue(t *testing.T) {
 	t.Parallel()
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
-		l, _ := setup(t, b, ledger.Config{})
+		l, bundle := setup(t, b, ledger.Config{FetchPollInterval: time.Minute})
 		ctx := testenv.Context(t, 30*time.Second)
 		if err := l.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Insert(ctx, pingArgs{N: 9}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // the producer's fetches after the insert are done
+		past := `now() - interval '1 second'` // in each store's own time format
+		if b == ledger.SQLite {
+			past = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 second')`
+		}
+		q := `UPDATE river_job SET state = 'available', scheduled_at = ` + past + ` WHERE id = $1`
+		if _, err := l.DB().ExecContext(ctx, q, res.Job.ID); err != nil {
 			t.Fatal(err)
 		}
 		before := ledger.Woken(l)
 		if err := l.WakeQueue(ctx, river.QueueDefault); err != nil {
 			t.Fatal(err)
 		}
-		if b == ledger.SQLite {
-			testenv.WaitFor(t, 10*time.Second, "the wake-up returned to River", func() bool { return ledger.Woken(l) > before })
+		select {
+		case j := <-bundle.worker.seen:
+			if j.Args.N != 9 {
+				t.Fatalf("worked job %d; want 9", j.Args.N)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the job made available was not worked after WakeQueue (the next fallback fetch is a minute away)")
+		}
+		if b == ledger.SQLite && ledger.Woken(l) == before {
+			t.Fatal("WakeQueue did not wake the producer in process")
 		}
 	})
 }
