@@ -48,29 +48,42 @@ func (l *Ledger) InsertTx(ctx context.Context, tx any, args river.JobArgs, opts 
 // InsertManyTx inserts jobs in the caller's transaction: they become visible, and are
 // worked, only if it commits (O4).
 func (l *Ledger) InsertManyTx(ctx context.Context, tx any, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	return onTx(l, tx,
+		func(c *river.Client[pgx.Tx], tx pgx.Tx) ([]*rivertype.JobInsertResult, error) {
+			return c.InsertManyTx(ctx, tx, params)
+		},
+		func(c *river.Client[*sql.Tx], tx *sql.Tx) ([]*rivertype.JobInsertResult, error) {
+			res, err := c.InsertManyTx(ctx, tx, params)
+			if err == nil && l.wake != nil {
+				l.wakeAfterCommit(tx, res)
+			}
+			return res, err
+		})
+}
+
+// onTx runs pg or sq with the client for tx's type (a pgx.Tx or *sql.Tx), refusing a
+// transaction of another type, a nil one, or a pgx.Tx on SQLite.
+func onTx[T any](l *Ledger, tx any, pg func(*river.Client[pgx.Tx], pgx.Tx) (T, error), sq func(*river.Client[*sql.Tx], *sql.Tx) (T, error)) (T, error) {
+	var zero T
 	pgc, sqlc, err := l.txClients()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	switch tx := tx.(type) {
 	case pgx.Tx:
 		if pgc == nil {
-			return nil, hub.Errorf(hub.InvalidArgument, "ledger: a pgx.Tx on the %s backend: use a *sql.Tx from DB()", l.backend)
+			return zero, hub.Errorf(hub.InvalidArgument, "ledger: a pgx.Tx on the %s backend: use a *sql.Tx from DB()", l.backend)
 		}
-		return pgc.InsertManyTx(ctx, tx, params)
+		return pg(pgc, tx)
 	case *sql.Tx:
 		if tx == nil {
-			return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil *sql.Tx")
+			return zero, hub.Errorf(hub.InvalidArgument, "ledger: nil *sql.Tx")
 		}
-		res, err := sqlc.InsertManyTx(ctx, tx, params)
-		if err == nil && l.wake != nil {
-			l.wakeAfterCommit(tx, res)
-		}
-		return res, err
+		return sq(sqlc, tx)
 	case nil:
-		return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil transaction")
+		return zero, hub.Errorf(hub.InvalidArgument, "ledger: nil transaction")
 	default:
-		return nil, hub.Errorf(hub.InvalidArgument, "ledger: transaction of type %T: want pgx.Tx or *sql.Tx", tx)
+		return zero, hub.Errorf(hub.InvalidArgument, "ledger: transaction of type %T: want pgx.Tx or *sql.Tx", tx)
 	}
 }
 

@@ -62,24 +62,11 @@ func do[T any](l *Ledger, _ context.Context, f func(client) (T, error)) (T, erro
 // JobDeleteManyTx deletes the jobs matching params (never running ones) in the caller's
 // transaction (a pgx.Tx or *sql.Tx, as InsertManyTx takes).
 func (l *Ledger) JobDeleteManyTx(ctx context.Context, tx any, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error) {
-	pgc, sqlc, err := l.txClients()
-	if err != nil {
-		return nil, err
-	}
-	switch tx := tx.(type) {
-	case pgx.Tx:
-		if pgc == nil {
-			return nil, hub.Errorf(hub.InvalidArgument, "ledger: a pgx.Tx on the %s backend: use a *sql.Tx from DB()", l.backend)
-		}
-		return pgc.JobDeleteManyTx(ctx, tx, params)
-	case *sql.Tx:
-		if tx == nil {
-			return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil *sql.Tx")
-		}
-		return sqlc.JobDeleteManyTx(ctx, tx, params)
-	case nil:
-		return nil, hub.Errorf(hub.InvalidArgument, "ledger: nil transaction")
-	default:
-		return nil, hub.Errorf(hub.InvalidArgument, "ledger: transaction of type %T: want pgx.Tx or *sql.Tx", tx)
-	}
+	return onTx(l, tx,
+		func(c *river.Client[pgx.Tx], tx pgx.Tx) (*river.JobDeleteManyResult, error) {
+			return c.JobDeleteManyTx(ctx, tx, params)
+		},
+		func(c *river.Client[*sql.Tx], tx *sql.Tx) (*river.JobDeleteManyResult, error) {
+			return c.JobDeleteManyTx(ctx, tx, params)
+		})
 }

@@ -182,36 +182,35 @@ const maxDeletesPerCall = 10000
 
 // queryInt64s runs a query returning one BIGINT column in tx and calls f per row.
 func queryInt64s(ctx context.Context, tx any, q string, args []any, f func(int64)) error {
+	var rows interface {
+		Next() bool
+		Scan(dest ...any) error
+		Err() error
+	}
 	switch tx := tx.(type) {
 	case pgx.Tx:
-		rows, err := tx.Query(ctx, q, args...)
+		r, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			f(id)
-		}
-		return rows.Err()
+		defer r.Close()
+		rows = r
 	case *sql.Tx:
-		rows, err := tx.QueryContext(ctx, q, args...)
+		r, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			f(id)
-		}
-		return rows.Err()
+		defer r.Close()
+		rows = r
 	default:
 		return hub.Errorf(hub.InvalidArgument, "webhook: transaction of type %T: want pgx.Tx or *sql.Tx", tx)
 	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		f(id)
+	}
+	return rows.Err()
 }
