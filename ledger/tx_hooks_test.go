@@ -107,7 +107,7 @@ func TestWakeQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond) // the producer's fetches after the insert are done
+		time.Sleep(300 * time.Millisecond)    // the producer's fetches after the insert are done
 		past := `now() - interval '1 second'` // in each store's own time format
 		if b == ledger.SQLite {
 			past = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 second')`

@@ -53,8 +53,15 @@ var keysSQL = map[ledger.Backend][]string{
 				WHERE k.job_id = g.id AND g.kind = 'webhook_delivery';
 			RETURN NULL;
 		END $$`,
-		`CREATE OR REPLACE TRIGGER webhook_delivery_keys_gone AFTER DELETE ON river_job
-			REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION webhook_delivery_keys_gone()`,
+		// Created when missing (CREATE OR REPLACE TRIGGER needs PostgreSQL 14); a replica
+		// losing the race to create it retries and finds it.
+		`DO $$ BEGIN
+			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhook_delivery_keys_gone'
+					AND tgrelid = 'river_job'::regclass) THEN
+				CREATE TRIGGER webhook_delivery_keys_gone AFTER DELETE ON river_job
+					REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE PROCEDURE webhook_delivery_keys_gone();
+			END IF;
+		END $$`,
 	},
 	ledger.SQLite: {
 		`CREATE TABLE IF NOT EXISTS webhook_delivery_keys (
