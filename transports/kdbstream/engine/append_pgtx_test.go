@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/koder/eventhub/internal/testenv"
 )
 
 // pgxPool is a pool of another client on the engine's schema, as a ledger's is.
@@ -167,5 +170,65 @@ func TestAppendPgTx(t *testing.T) {
 	}
 	if info, err := e.XInfoStream(ctx, "c"); err != nil || info.Length != int64(len(all)) || info.LastGeneratedID != all[len(all)-1].ID || info.EntriesAdded != int64(len(all)) {
 		t.Fatalf("the stream row disagrees with its entries: %+v, %v", info, err)
+	}
+}
+
+// The committer never waits for one stream's lock while holding another's, so it
+// cannot close a lock cycle with a transaction that locks the same streams in another
+// order (the ingress appending for one kdbstream transport after another): with "b"
+// held elsewhere, a batch on "a" and "b" leaves "a" free to lock, and commits once
+// both are free.
+func TestCommitterHoldsNoStreamWhileWaiting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := postgresConfigT(t, nil)
+	e := openT(t, cfg)
+	pool := pgxPool(t, cfg)
+	for _, s := range []string{"a", "b"} {
+		if _, _, err := e.XAdd(ctx, Add{Stream: s, Values: []string{"k", "0"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock := func(name string) pgx.Tx {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(ctx) }) // before the engine closes, on a failure too
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '1s'"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT id FROM kdb_streams WHERE name = $1 FOR UPDATE`, name); err != nil {
+			t.Fatalf("lock %s while the committer's batch waits: %v", name, err)
+		}
+		return tx
+	}
+	holdB := lock("b")
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Append(ctx, []Add{{Stream: "a", Values: []string{"k", "1"}}, {Stream: "b", Values: []string{"k", "1"}}})
+		done <- err
+	}()
+	testenv.WaitFor(t, 10*time.Second, "the committer to retry", func() bool { return e.lockRetries.Load() > 0 })
+	holdA := lock("a") // would time out if the committer held "a" while waiting for "b"
+	select {
+	case err := <-done:
+		t.Fatalf("the batch committed while both streams were held elsewhere: %v", err)
+	default:
+	}
+	if err := holdA.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := holdB.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the batch after both locks were released: %v", err)
+	}
+	for _, s := range []string{"a", "b"} {
+		if n, err := e.XLen(ctx, s); err != nil || n != 2 {
+			t.Fatalf("XLEN %s = %d, %v; want 2", s, n, err)
+		}
 	}
 }

@@ -196,6 +196,12 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P06")
 }
 
+// isLockNotAvailable: a NOWAIT lock found the row held (55P03).
+func isLockNotAvailable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
+}
+
 // postgresErrorCode is PostgreSQL's table (SQLSTATE codes, postgresql.org/docs/current/errcodes-appendix.html):
 //   - class 08 (connection exception), 57P01-03 (admin shutdown, crash shutdown,
 //     cannot connect now), 40001/40P01 (serialization failure, deadlock detected):

@@ -135,8 +135,10 @@ type Engine struct {
 	ready   bool
 
 	selectStreamQ string       // selectStreamSQL with the dialect's row lock
+	noWaitStreamQ string       // the same, failing at once on a row another transaction holds (PostgreSQL)
 	fullReads     sync.Map     // stream\x00group\x00consumer whose last ">" read filled COUNT
 	keySets       atomic.Int64 // SETs so far (keys.go sweeps expired strings every sweepKeysEvery)
+	lockRetries   atomic.Int64 // committer batches tried again after a NOWAIT lock found a stream held
 }
 
 // Open connects, creates the tables if needed and starts the committer.
@@ -148,6 +150,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
 	e.d = dialects[cfg.Driver](cfg, e.waiters)
 	e.selectStreamQ = selectStreamSQL + e.d.lockRow()
+	e.noWaitStreamQ = e.selectStreamQ
+	if e.Postgres() {
+		e.noWaitStreamQ += " NOWAIT"
+	}
 	if err := e.ensureReady(ctx); err != nil && !cfg.Lazy {
 		return nil, err
 	}

@@ -22,7 +22,12 @@ type stream struct {
 // lockRow: FOR UPDATE on PostgreSQL; SQLite's single connection already serialises).
 // create makes a missing stream (MKSTREAM); otherwise a missing stream returns nil, nil.
 func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create bool) (*stream, error) {
-	s, err := e.selectStream(ctx, tx, name)
+	return e.lockStreamQ(ctx, tx, e.selectStreamQ, name, create)
+}
+
+// lockStreamQ is lockStream with the locking query q (selectStreamQ or noWaitStreamQ).
+func (e *Engine) lockStreamQ(ctx context.Context, tx *sql.Tx, q, name string, create bool) (*stream, error) {
+	s, err := e.selectStreamWith(ctx, tx, q, name)
 	if s != nil || err != nil || !create {
 		return s, err
 	}
@@ -37,7 +42,7 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 	if _, err := e.exec(ctx, tx, `INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return nil, err
 	}
-	return e.selectStream(ctx, tx, name)
+	return e.selectStreamWith(ctx, tx, q, name)
 }
 
 // selectStreamSQL reads one stream row; the engine appends the dialect's lockRow once
@@ -55,8 +60,12 @@ func (s *stream) scan(r interface{ Scan(dest ...any) error }) error {
 }
 
 func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
+	return e.selectStreamWith(ctx, tx, e.selectStreamQ, name)
+}
+
+func (e *Engine) selectStreamWith(ctx context.Context, tx *sql.Tx, q, name string) (*stream, error) {
 	s := &stream{name: name}
-	err := s.scan(e.queryRow(ctx, tx, e.selectStreamQ, name))
+	err := s.scan(e.queryRow(ctx, tx, q, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

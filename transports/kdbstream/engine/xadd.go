@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/koder/eventhub/hub"
 )
@@ -88,7 +90,7 @@ func (e *Engine) AppendTx(ctx context.Context, tx *sql.Tx, adds []Add) (res []Ad
 		return nil, nil, err
 	}
 	r := &appendReq{ctx: ctx, adds: adds}
-	touched, err := e.applyAdds(tx, []*appendReq{r})
+	touched, err := e.applyAdds(tx, []*appendReq{r}, false)
 	if err != nil {
 		return nil, nil, classify(err)
 	}
@@ -178,11 +180,7 @@ func (e *Engine) commitBatch(batch []*appendReq) {
 		err = classify(err)
 	}
 	if err == nil && !handled {
-		err = e.inTxRaw(ctx, false, func(tx *sql.Tx) error {
-			var err error
-			touched, err = e.applyAdds(tx, live)
-			return err
-		})
+		touched, err = e.commitGeneral(ctx, live)
 	}
 	for _, r := range live {
 		r.err = err
@@ -204,7 +202,46 @@ type pendingRow struct {
 	fields []byte
 }
 
-func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
+// Lock waits of the committer on PostgreSQL. Its batch locks its streams in name order,
+// but a transaction of another writer may hold them in another: the ingress's
+// transaction appends for one kdbstream transport after another (outbox.RowLocker,
+// destination order), each locking its own streams. Waiting for a second stream while
+// holding the first could then close a cycle with such a transaction, so the committer
+// waits only for its first stream; a later one held elsewhere ends the attempt at once
+// (NOWAIT), its locks are released, and the batch is tried again after a short pause,
+// for up to lockRetryFor, then once more waiting for every lock (PostgreSQL's deadlock
+// detector then ends a cycle, should one form) so a stream held again and again cannot
+// starve the batch.
+const (
+	lockRetryFor   = 2 * time.Second
+	lockRetryFirst = time.Millisecond
+	lockRetryMax   = 20 * time.Millisecond
+)
+
+// commitGeneral commits a batch on the general path: one transaction (see the lock
+// waits above on PostgreSQL).
+func (e *Engine) commitGeneral(ctx context.Context, live []*appendReq) ([]string, error) {
+	var touched []string
+	pause, deadline := lockRetryFirst, time.Now().Add(lockRetryFor)
+	for {
+		noWait := e.Postgres() && time.Now().Before(deadline)
+		err := e.inTxRaw(ctx, false, func(tx *sql.Tx) error {
+			var err error
+			touched, err = e.applyAdds(tx, live, noWait)
+			return err
+		})
+		if !noWait || !isLockNotAvailable(err) {
+			return touched, err
+		}
+		e.lockRetries.Add(1)
+		time.Sleep(pause/2 + rand.N(pause/2+1))
+		pause = min(2*pause, lockRetryMax)
+	}
+}
+
+// applyAdds runs the adds of reqs in tx. With noWait, every stream but the first in
+// name order is locked with NOWAIT (see commitGeneral).
+func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq, noWait bool) ([]string, error) {
 	ctx := context.Background()
 	// Lock every stream in name order (no deadlock between concurrent batches on PostgreSQL).
 	create := map[string]bool{}
@@ -219,8 +256,12 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq) ([]string, error) {
 	}
 	sort.Strings(names)
 	streams := make(map[string]*stream, len(names))
-	for _, n := range names {
-		s, err := e.lockStream(ctx, tx, n, create[n])
+	for i, n := range names {
+		q := e.selectStreamQ
+		if noWait && i > 0 {
+			q = e.noWaitStreamQ
+		}
+		s, err := e.lockStreamQ(ctx, tx, q, n, create[n])
 		if err != nil {
 			return nil, err
 		}
