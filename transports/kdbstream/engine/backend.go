@@ -78,8 +78,8 @@ func (e *Engine) DeadLetterID(ctx context.Context, src, grp, id, dlqStream strin
 		return ID{}, errWrongArgs("xadd")
 	}
 	var nid ID
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
-		locked, err := e.lockPair(ctx, tx, src, dlqStream, false, true)
+	err = e.inTxLockingOpen(ctx, func(tx *sql.Tx, noWait bool) error {
+		locked, err := e.lockPair(ctx, tx, src, dlqStream, false, true, noWait)
 		if err != nil {
 			return err
 		}

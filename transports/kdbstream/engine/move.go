@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"sort"
 )
 
 // ReplayEntry appends fields to dst (a new entry, "*" id, trimmed by trim when not
@@ -21,9 +20,9 @@ func (e *Engine) ReplayEntry(ctx context.Context, src, id, dst string, trim *Tri
 	}
 	var nid ID
 	var ok bool
-	err = e.inTx(ctx, func(tx *sql.Tx) error {
+	err = e.inTxLockingOpen(ctx, func(tx *sql.Tx, noWait bool) error {
 		ok = false
-		locked, err := e.lockPair(ctx, tx, src, dst, false, true)
+		locked, err := e.lockPair(ctx, tx, src, dst, false, true, noWait)
 		if err != nil {
 			return err
 		}
@@ -68,8 +67,8 @@ func (e *Engine) ReplayEntry(ctx context.Context, src, id, dst string, trim *Tri
 }
 
 // lockPair locks two streams in name order (no deadlock between concurrent moves on
-// PostgreSQL); createA/createB make a missing one.
-func (e *Engine) lockPair(ctx context.Context, tx *sql.Tx, a, b string, createA, createB bool) (map[string]*stream, error) {
+// PostgreSQL; noWait as in lockStreams); createA/createB make a missing one.
+func (e *Engine) lockPair(ctx context.Context, tx *sql.Tx, a, b string, createA, createB, noWait bool) (map[string]*stream, error) {
 	create := map[string]bool{}
 	create[a] = createA
 	create[b] = create[b] || createB
@@ -77,16 +76,7 @@ func (e *Engine) lockPair(ctx context.Context, tx *sql.Tx, a, b string, createA,
 	if b != a {
 		names = append(names, b)
 	}
-	sort.Strings(names)
-	locked := map[string]*stream{}
-	for _, n := range names {
-		s, err := e.lockStream(ctx, tx, n, create[n])
-		if err != nil {
-			return nil, err
-		}
-		locked[n] = s
-	}
-	return locked, nil
+	return e.lockStreams(ctx, tx, names, create, noWait)
 }
 
 // appendOne appends one "*" entry to a locked stream (row saved by the caller).

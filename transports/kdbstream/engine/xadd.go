@@ -4,10 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
-	"math/rand/v2"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/koder/eventhub/hub"
 )
@@ -202,45 +199,20 @@ type pendingRow struct {
 	fields []byte
 }
 
-// Lock waits of the committer on PostgreSQL. Its batch locks its streams in name order,
-// but a transaction of another writer may hold them in another: the ingress's
-// transaction appends for one kdbstream transport after another (outbox.RowLocker,
-// destination order), each locking its own streams. Waiting for a second stream while
-// holding the first could then close a cycle with such a transaction, so the committer
-// waits only for its first stream; a later one held elsewhere ends the attempt at once
-// (NOWAIT), its locks are released, and the batch is tried again after a short pause,
-// for up to lockRetryFor, then once more waiting for every lock (PostgreSQL's deadlock
-// detector then ends a cycle, should one form) so a stream held again and again cannot
-// starve the batch.
-const (
-	lockRetryFor   = 2 * time.Second
-	lockRetryFirst = time.Millisecond
-	lockRetryMax   = 20 * time.Millisecond
-)
-
-// commitGeneral commits a batch on the general path: one transaction (see the lock
-// waits above on PostgreSQL).
+// commitGeneral commits a batch on the general path: one transaction (lockorder.go on
+// PostgreSQL's lock waits).
 func (e *Engine) commitGeneral(ctx context.Context, live []*appendReq) ([]string, error) {
 	var touched []string
-	pause, deadline := lockRetryFirst, time.Now().Add(lockRetryFor)
-	for {
-		noWait := e.Postgres() && time.Now().Before(deadline)
-		err := e.inTxRaw(ctx, false, func(tx *sql.Tx) error {
-			var err error
-			touched, err = e.applyAdds(tx, live, noWait)
-			return err
-		})
-		if !noWait || !isLockNotAvailable(err) {
-			return touched, err
-		}
-		e.lockRetries.Add(1)
-		time.Sleep(pause/2 + rand.N(pause/2+1))
-		pause = min(2*pause, lockRetryMax)
-	}
+	err := e.inTxLocking(ctx, func(tx *sql.Tx, noWait bool) error {
+		var err error
+		touched, err = e.applyAdds(tx, live, noWait)
+		return err
+	})
+	return touched, err
 }
 
 // applyAdds runs the adds of reqs in tx. With noWait, every stream but the first in
-// name order is locked with NOWAIT (see commitGeneral).
+// name order is locked with NOWAIT (lockorder.go).
 func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq, noWait bool) ([]string, error) {
 	ctx := context.Background()
 	// Lock every stream in name order (no deadlock between concurrent batches on PostgreSQL).
@@ -254,18 +226,9 @@ func (e *Engine) applyAdds(tx *sql.Tx, reqs []*appendReq, noWait bool) ([]string
 	for n := range create {
 		names = append(names, n)
 	}
-	sort.Strings(names)
-	streams := make(map[string]*stream, len(names))
-	for i, n := range names {
-		q := e.selectStreamQ
-		if noWait && i > 0 {
-			q = e.noWaitStreamQ
-		}
-		s, err := e.lockStreamQ(ctx, tx, q, n, create[n])
-		if err != nil {
-			return nil, err
-		}
-		streams[n] = s
+	streams, err := e.lockStreams(ctx, tx, names, create, noWait)
+	if err != nil {
+		return nil, err
 	}
 	var rows []pendingRow
 	flush := func() error {
