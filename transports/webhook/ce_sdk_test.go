@@ -87,8 +87,11 @@ func TestCE_SDKReceiverIsWebhookEndpoint(t *testing.T) {
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
 		for _, mode := range []Mode{ModeStructured, ModeBinary} {
 			t.Run(string(mode), func(t *testing.T) {
-				tb := setup(t, b, func(c *Config) { c.Mode = mode })
+				// The receiver first: its server then shuts down after the transport
+				// closed its idle connections (cleanups run in reverse), instead of
+				// waiting 5 s for a connection the client dialled and never used.
 				recv := newSDKReceiver(t)
+				tb := setup(t, b, func(c *Config) { c.Mode = mode })
 				if _, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: recv.url, Patterns: []string{"#"}}); err != nil {
 					t.Fatal(err)
 				}
