@@ -22,14 +22,7 @@ import (
 // PostgreSQL can collide on the catalog (a unique violation on pg_type); the second try
 // sees the table.
 func migrate(ctx context.Context, db *sql.DB, op string, ddl []string) error {
-	for _, q := range ddl {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			if _, err2 := db.ExecContext(ctx, q); err2 != nil {
-				return dbErr(op, err)
-			}
-		}
-	}
-	return nil
+	return dbErr(op, dbrow.ExecDDL(ctx, db, ddl))
 }
 
 func micros(t time.Time) int64 {

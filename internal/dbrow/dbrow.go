@@ -1,6 +1,8 @@
-// Package dbrow holds the two conventions the hub's own tables in the ledger's
-// database share (the auth tables, the webhook transport's): times stored as unix
-// microseconds, and one classification of database errors into hub error codes.
+// Package dbrow holds the conventions the hub's own SQL tables share: how their DDL
+// runs when several replicas start at once (the auth tables, the webhook transport's,
+// kdbstream's on PostgreSQL), and, for the tables in the ledger's database (auth,
+// webhook), times stored as unix microseconds and one classification of database
+// errors into hub error codes.
 package dbrow
 
 import (
@@ -11,6 +13,21 @@ import (
 
 	"github.com/koder/eventhub/hub"
 )
+
+// ExecDDL runs each statement of ddl, each tried a second time when it fails: replicas
+// starting at once on PostgreSQL can collide on the catalog running the same CREATE
+// ... IF NOT EXISTS (or CREATE OR REPLACE), and the second try sees the other's
+// object. It returns the first try's error of a statement that failed twice.
+func ExecDDL(ctx context.Context, db *sql.DB, ddl []string) error {
+	for _, q := range ddl {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			if _, err2 := db.ExecContext(ctx, q); err2 != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // FromMicros reads a time stored as unix microseconds, 0 being unset (the zero time).
 func FromMicros(us int64) time.Time {

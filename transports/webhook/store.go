@@ -51,14 +51,8 @@ type store struct {
 
 func (s store) migrate(ctx context.Context, b ledger.Backend) error {
 	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
-	for _, q := range qs {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			// Two processes creating the same table at once on PostgreSQL can collide on
-			// the catalog; the second try sees the table.
-			if _, err2 := s.db.ExecContext(ctx, q); err2 != nil {
-				return dbErr("migrate", err)
-			}
-		}
+	if err := dbrow.ExecDDL(ctx, s.db, qs); err != nil {
+		return dbErr("migrate", err)
 	}
 	if err := s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`); err != nil {
 		return err

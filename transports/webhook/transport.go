@@ -11,6 +11,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -129,10 +130,8 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	if err := t.st.migrate(ctx, l.Backend()); err != nil {
 		return nil, err
 	}
-	if _, err := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err != nil {
-		if _, err2 := t.st.db.ExecContext(ctx, t.orderIndexSQL()); err2 != nil { // a concurrent creator, as in migrate
-			return nil, dbErr("migrate: ordering index", err)
-		}
+	if err := dbrow.ExecDDL(ctx, t.st.db, []string{t.orderIndexSQL()}); err != nil {
+		return nil, dbErr("migrate: ordering index", err)
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -106,14 +107,8 @@ func (s store) migrateKeys(ctx context.Context, b ledger.Backend) error {
 	if err := s.db.QueryRowContext(ctx, keysTableSQL[b]).Scan(&exists); err != nil {
 		return dbErr("migrate: delivery keys", err)
 	}
-	for _, q := range keysSQL[b] {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
-			// Replicas replacing the same function or trigger at once on PostgreSQL
-			// collide on the catalog; the second try sees the other's.
-			if _, err2 := s.db.ExecContext(ctx, q); err2 != nil {
-				return dbErr("migrate: delivery keys", err)
-			}
-		}
+	if err := dbrow.ExecDDL(ctx, s.db, keysSQL[b]); err != nil {
+		return dbErr("migrate: delivery keys", err)
 	}
 	if exists {
 		return nil

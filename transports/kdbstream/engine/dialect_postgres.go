@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/dbrow"
 )
 
 // postgresDialect runs the engine on PostgreSQL (pgx v5 under database/sql), in a
@@ -75,19 +76,14 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	done := make(chan struct{})
 	go d.listen(lctx, cc.Copy(), done)
 	d.stop = func() { cancel(); <-done }
-	for _, s := range ddlPostgres {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			// Processes starting together create the same objects at once and can
-			// collide on the catalog (23505 on pg_type, 42710 duplicate type, 42P07
-			// duplicate relation, whichever the race hits) even with IF NOT EXISTS; the
-			// other's object is committed by the time the error is raised, so the
-			// statement run again sees it.
-			if _, err2 := db.ExecContext(ctx, s); err2 != nil {
-				db.Close()
-				d.close()
-				return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
-			}
-		}
+	// Processes starting together create the same objects at once and can collide on
+	// the catalog (23505 on pg_type, 42710 duplicate type, 42P07 duplicate relation,
+	// whichever the race hits) even with IF NOT EXISTS; the other's object is committed
+	// by the time the error is raised, so ExecDDL's second try sees it.
+	if err := dbrow.ExecDDL(ctx, db, ddlPostgres); err != nil {
+		db.Close()
+		d.close()
+		return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
 	}
 	return db, nil
 }
