@@ -12,8 +12,7 @@ import (
 
 // TxSender is a destination whose own records live in a ledger's database (the
 // webhook transport's deliveries, kdbstream's entries in the ledger's SQLite file or
-// PostgreSQL schema): it
-// can write them in the caller's transaction. SendTx may answer
+// PostgreSQL schema): it can write them in the caller's transaction. SendTx may answer
 // ledger.ErrNoCommitHook, having written nothing, when it needs InTx's commit
 // callbacks and tx is a caller's own: those events then get rows. For
 // such a destination on the outbox's own ledger, Enqueue and EnqueueTx call SendTx in

@@ -66,10 +66,9 @@ const deliveryKind = "webhook_delivery"
 
 // deliveryArgs is one delivery: unique by (endpoint, event) in every state (H1, through
 // webhook_delivery_keys: unique.go), so a re-sent event finds its delivery and adds
-// none. It carries the request as encoded
-// once at fan-out (CloudEvents HTTP binding headers and body): every attempt sends the
-// same bytes, workers do not re-encode, and an event fanned out to ten endpoints is
-// encoded once. Body is []byte (base64 in the job's JSON) because a binary-mode body
+// none. It carries the request as encoded once at fan-out (CloudEvents HTTP binding
+// headers and body): every attempt sends the same bytes, workers do not re-encode, and
+// an event fanned out to ten endpoints is encoded once. Body is []byte (base64 in the job's JSON) because a binary-mode body
 // may be any bytes, and PostgreSQL's jsonb would re-format a nested JSON object.
 type deliveryArgs struct {
 	EndpointID string `json:"endpoint_id"`

@@ -14,9 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/koder/eventhub/internal/freeport"
-
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/freeport"
 )
 
 type bench struct {
