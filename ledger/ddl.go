@@ -9,8 +9,9 @@ import (
 // ddlLockKey is the advisory lock key that serialises the hub's own DDL in a schema.
 func ddlLockKey(schema string) string { return "eventhub.ddl." + schema }
 
-// CreateTables runs DDL statements (CREATE TABLE / INDEX IF NOT EXISTS) so that several
-// hub processes starting at once on one database do not trip over each other.
+// CreateTables runs DDL statements (CREATE TABLE / INDEX IF NOT EXISTS, CREATE OR
+// REPLACE FUNCTION, and what must commit with them) so that several hub processes
+// starting at once on one database do not trip over each other.
 // PostgreSQL's IF NOT EXISTS is not safe under concurrency: two sessions creating the
 // same table both pass the check and the second fails with a unique violation on
 // pg_class or pg_type. On PostgreSQL the statements therefore run in one transaction

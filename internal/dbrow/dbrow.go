@@ -1,8 +1,9 @@
 // Package dbrow holds the conventions the hub's own SQL tables share: how their DDL
-// runs when several replicas start at once (the auth tables, the webhook transport's,
-// kdbstream's on PostgreSQL), and, for the tables in the ledger's database (auth,
-// webhook), times stored as unix microseconds and one classification of database
-// errors into hub error codes.
+// runs when several replicas start at once and no ledger is at hand to serialise it
+// (ledger.CreateTables does where one is: the webhook transport's tables), for the auth
+// tables and kdbstream's on PostgreSQL; and, for the tables in the ledger's database
+// (auth, webhook), times stored as unix microseconds and one classification of
+// database errors into hub error codes.
 package dbrow
 
 import (

@@ -49,15 +49,18 @@ type store struct {
 	ring *secrets.Keyring
 }
 
-func (s store) migrate(ctx context.Context, b ledger.Backend) error {
+// migrate creates the transport's tables on l's database (l.CreateTables: one
+// transaction under the schema's DDL lock on PostgreSQL, so replicas starting at once
+// do not collide on the catalog).
+func (s store) migrate(ctx context.Context, l *ledger.Ledger) error {
 	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
-	if err := dbrow.ExecDDL(ctx, s.db, qs); err != nil {
+	if err := l.CreateTables(ctx, qs...); err != nil {
 		return dbErr("migrate", err)
 	}
 	if err := s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`); err != nil {
 		return err
 	}
-	return s.migrateKeys(ctx, b)
+	return s.migrateKeys(ctx, l)
 }
 
 // addColumn adds a column to a table created by an earlier version, once: SQLite has

@@ -11,7 +11,6 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -126,10 +125,10 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
 		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
-	if err := t.st.migrate(ctx, l.Backend()); err != nil {
+	if err := t.st.migrate(ctx, l); err != nil {
 		return nil, err
 	}
-	if err := dbrow.ExecDDL(ctx, t.st.db, []string{t.orderIndexSQL()}); err != nil {
+	if err := l.CreateTables(ctx, t.orderIndexSQL()); err != nil {
 		return nil, dbErr("migrate: ordering index", err)
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)

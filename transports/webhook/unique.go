@@ -12,7 +12,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -54,8 +53,7 @@ var keysSQL = map[ledger.Backend][]string{
 				WHERE k.job_id = g.id AND g.kind = 'webhook_delivery';
 			RETURN NULL;
 		END $$`,
-		// Created when missing (CREATE OR REPLACE TRIGGER needs PostgreSQL 14); a replica
-		// losing the race to create it retries and finds it.
+		// Created when missing (CREATE OR REPLACE TRIGGER needs PostgreSQL 14).
 		`DO $$ BEGIN
 			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhook_delivery_keys_gone'
 					AND tgrelid = 'river_job'::regclass) THEN
@@ -101,20 +99,23 @@ var keysTableSQL = map[ledger.Backend]string{
 
 // migrateKeys creates the key table and its trigger (after River's migration: the
 // trigger is on river_job), backfilling the keys of kept deliveries when the table is
-// new. Concurrent replicas may both backfill; ON CONFLICT makes that harmless.
-func (s store) migrateKeys(ctx context.Context, b ledger.Backend) error {
+// new, all in one l.CreateTables: replicas starting at once take turns under the
+// schema's DDL lock on PostgreSQL (CREATE OR REPLACE FUNCTION run concurrently by three
+// of them failed even when retried), and one that finds the table made finds its
+// backfill committed with it. Two that both saw it missing both backfill; ON CONFLICT
+// makes the second a no-op.
+func (s store) migrateKeys(ctx context.Context, l *ledger.Ledger) error {
+	b := l.Backend()
 	var exists bool
 	if err := s.db.QueryRowContext(ctx, keysTableSQL[b]).Scan(&exists); err != nil {
 		return dbErr("migrate: delivery keys", err)
 	}
-	if err := dbrow.ExecDDL(ctx, s.db, keysSQL[b]); err != nil {
+	stmts := keysSQL[b]
+	if !exists {
+		stmts = append(slices.Clip(stmts), backfillKeysSQL[b])
+	}
+	if err := l.CreateTables(ctx, stmts...); err != nil {
 		return dbErr("migrate: delivery keys", err)
-	}
-	if exists {
-		return nil
-	}
-	if _, err := s.db.ExecContext(ctx, backfillKeysSQL[b]); err != nil {
-		return dbErr("migrate: delivery keys backfill", err)
 	}
 	return nil
 }

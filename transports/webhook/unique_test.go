@@ -2,10 +2,12 @@ package webhook
 
 import (
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 )
@@ -92,7 +94,7 @@ func TestH1_KeysBackfilled(t *testing.T) {
 			t.Fatal(err)
 		}
 		// What New runs on a database of an earlier version: the table again, backfilled.
-		if err := tb.tr.st.migrate(tb.ctx, b); err != nil {
+		if err := tb.tr.st.migrate(tb.ctx, tb.l); err != nil {
 			t.Fatal(err)
 		}
 		if n := tb.countKeys(t); n != 2 {
@@ -105,4 +107,38 @@ func TestH1_KeysBackfilled(t *testing.T) {
 			t.Fatalf("%d deliveries after re-sending backfilled events, want 2", n)
 		}
 	})
+}
+
+// TestH1_KeysMigrateConcurrently: replicas starting at once on an empty schema all
+// create the key table, its function and its trigger without an error (they take
+// turns under the schema's DDL lock), and the trigger exists once.
+func TestH1_KeysMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	for round := range 3 {
+		cfg := ledgertest.Config(t, ledger.Postgres, ledger.Config{})
+		ctx := testenv.Context(t, 60*time.Second)
+		var ls []*ledger.Ledger
+		for range 4 {
+			l, err := ledger.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.Close() })
+			ls = append(ls, l)
+		}
+		errs := make(chan error, len(ls))
+		for _, l := range ls {
+			go func() { errs <- (store{db: l.DB()}).migrate(ctx, l) }()
+		}
+		for range ls {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: a replica's migration failed: %v", round, err)
+			}
+		}
+		var n int
+		if err := ls[0].DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_trigger
+			WHERE tgname = 'webhook_delivery_keys_gone' AND tgrelid = 'river_job'::regclass`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("round %d: %d delivery-key triggers (%v), want 1", round, n, err)
+		}
+	}
 }
