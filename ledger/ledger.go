@@ -46,8 +46,8 @@ type Ledger struct {
 	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
 	closed   bool
 
-	hooks commitHooks // AfterCommit's callbacks of InTx's open transactions (tx.go)
-	wake  *wakeDriver // SQLite: the working clients' driver, woken after InTx inserts (sqlite_wake.go)
+	hooks commitHooks   // AfterCommit's callbacks of InTx's open transactions (tx.go)
+	wake  *sqliteDriver // SQLite: the working clients' driver (sqlite_driver.go)
 }
 
 // client is the part of *river.Client that does not mention the transaction type.
@@ -129,7 +129,7 @@ func (l *Ledger) openSQLite(ctx context.Context, path string) error {
 		return err
 	}
 	driver := riversqlite.New(l.db)
-	l.wake = newWakeDriver(driver)
+	l.wake = newSQLiteDriver(l.db, driver)
 	l.exec = driver.GetExecutor()
 	if !l.cfg.NoMigrate {
 		if err := migrateSQLite(ctx, driver, l.cfg); err != nil {

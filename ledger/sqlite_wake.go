@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 )
 
 // River's SQLite driver has no LISTEN/NOTIFY: an insert writes a row into
@@ -18,7 +16,7 @@ import (
 // insert's commit: the largest part of the embedded default's post -> receive time at
 // low load. Jobs inserted through InTx are known in this process the moment their
 // commit returns, so the ledger tells its own working client's listener right then
-// (wakeDriver.wake, from an AfterCommit callback of InsertManyTx); the table stays the
+// (sqliteDriver.wake, from an AfterCommit callback of InsertManyTx); the table stays the
 // path between processes sharing the file and for transactions InTx did not begin.
 //
 // River has no public "fetch now" call; its listener interface is the seam it offers
@@ -26,21 +24,8 @@ import (
 // own maybeNotifyInsertForQueues writes ({"queue": "<name>"}). The producer still
 // honours FetchCooldown between fetches.
 
-// wakeDriver is riversqlite's driver whose listeners can be woken in process.
-type wakeDriver struct {
-	*riversqlite.Driver
-
-	mu        sync.Mutex
-	listeners map[*wakeListener]struct{}
-	woken     atomic.Int64 // wake-ups returned to River (tests)
-}
-
-func newWakeDriver(d *riversqlite.Driver) *wakeDriver {
-	return &wakeDriver{Driver: d, listeners: map[*wakeListener]struct{}{}}
-}
-
 // GetListener wraps the driver's listener so wake reaches it once it is connected.
-func (d *wakeDriver) GetListener(params *riverdriver.GetListenenerParams) riverdriver.Listener {
+func (d *sqliteDriver) GetListener(params *riverdriver.GetListenenerParams) riverdriver.Listener {
 	return &wakeListener{Listener: d.Driver.GetListener(params), d: d, wakes: make(chan string, wakeBuffer)}
 }
 
@@ -49,7 +34,7 @@ func (d *wakeDriver) GetListener(params *riverdriver.GetListenenerParams) riverd
 const wakeBuffer = 64
 
 // wake tells every connected listener of this driver that queues got jobs.
-func (d *wakeDriver) wake(queues []string) {
+func (d *sqliteDriver) wake(queues []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for l := range d.listeners {
@@ -68,7 +53,7 @@ func (d *wakeDriver) wake(queues []string) {
 // notification the pump already took: it is returned by the next wait.
 type wakeListener struct {
 	riverdriver.Listener
-	d     *wakeDriver
+	d     *sqliteDriver
 	wakes chan string
 
 	mu     sync.Mutex
