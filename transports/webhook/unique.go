@@ -28,8 +28,8 @@ import (
 // page or two per batch.
 //
 // A key lives exactly as long as its job: a trigger on river_job deletes it with the
-// job (River's cleaner, the delivered retention, a JobDelete), which is when River's
-// own unique key went away too. Deliveries are inserted first and their keys after,
+// job (River's cleaner, the delivered retention, a JobDelete; on PostgreSQL a TRUNCATE
+// of river_job too), which is when River's own unique key went away too. Deliveries are inserted first and their keys after,
 // in the same transaction; a key that exists already marks its job a duplicate, which
 // is deleted again before the commit (re-sends are rare, so the common batch costs one
 // extra statement, not two). Keys are inserted in key order, so two transactions
@@ -59,6 +59,22 @@ var keysSQL = map[ledger.Backend][]string{
 					AND tgrelid = 'river_job'::regclass) THEN
 				CREATE TRIGGER webhook_delivery_keys_gone AFTER DELETE ON river_job
 					REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE PROCEDURE webhook_delivery_keys_gone();
+			END IF;
+		END $$`,
+		// TRUNCATE fires no DELETE trigger: an operator emptying River's table
+		// empties the keys with it (or every event sent before would stay a
+		// duplicate with no delivery to show for it).
+		`CREATE OR REPLACE FUNCTION webhook_delivery_keys_truncated() RETURNS trigger
+			LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+		BEGIN
+			TRUNCATE webhook_delivery_keys;
+			RETURN NULL;
+		END $$`,
+		`DO $$ BEGIN
+			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhook_delivery_keys_truncated'
+					AND tgrelid = 'river_job'::regclass) THEN
+				CREATE TRIGGER webhook_delivery_keys_truncated AFTER TRUNCATE ON river_job
+					FOR EACH STATEMENT EXECUTE PROCEDURE webhook_delivery_keys_truncated();
 			END IF;
 		END $$`,
 	},

@@ -80,6 +80,35 @@ func TestH1_KeyGoesWithTheDelivery(t *testing.T) {
 	})
 }
 
+// TestH1_KeysGoWithEmptiedJobs: an operator emptying River's table (TRUNCATE on
+// PostgreSQL, which fires no DELETE trigger; DELETE on SQLite, which has no TRUNCATE)
+// takes the delivery keys with it, so the events sent before are deliverable again.
+func TestH1_KeysGoWithEmptiedJobs(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		tb.endpoint(t, "/a")
+		ev := newEvent(t, "user.created")
+		tb.send(t, ev)
+		tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+		empty := `TRUNCATE river_job`
+		if b == ledger.SQLite {
+			empty = `DELETE FROM river_job`
+		}
+		if _, err := tb.l.DB().ExecContext(tb.ctx, empty); err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.countKeys(t); n != 0 {
+			t.Fatalf("%d delivery keys after %s, want 0", n, empty)
+		}
+		tb.send(t, ev)
+		tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+		if got := tb.recv.count("/a"); got < 2 {
+			t.Fatalf("receiver got %d requests, want the event again after %s", got, empty)
+		}
+	})
+}
+
 // TestH1_KeysBackfilled: deliveries kept from before the key table existed get their
 // keys when it is created, so re-sending their events still adds nothing.
 func TestH1_KeysBackfilled(t *testing.T) {
