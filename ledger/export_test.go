@@ -39,3 +39,11 @@ func Woken(l *Ledger) int64 {
 	}
 	return l.wake.woken.Load()
 }
+
+// Fetches is how many times l's SQLite producers fetched jobs (-1 on PostgreSQL).
+func Fetches(l *Ledger) int64 {
+	if l.wake == nil {
+		return -1
+	}
+	return l.wake.fetches.Load()
+}

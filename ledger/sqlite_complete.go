@@ -69,6 +69,12 @@ type completion struct {
 // two so the statement cache keeps a handful of its texts, not one per batch size.
 const maxFetchChunk = 128
 
+// JobGetAvailable is River's, counted (a test tells its own fetch from a producer's).
+func (e *completingExecutor) JobGetAvailable(ctx context.Context, p *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
+	e.d.fetches.Add(1)
+	return e.Executor.JobGetAvailable(ctx, p)
+}
+
 func (e *completingExecutor) JobSetStateIfRunningMany(ctx context.Context, p *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
 	batch, rest := splitCompletions(p)
 	if len(batch) == 0 {

@@ -107,7 +107,11 @@ func TestWakeQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)    // the producer's fetches after the insert are done
+		// The producer's fetches after the start and the insert are done: on SQLite
+		// when the ledger's fetch count stood still for 300 ms, on PostgreSQL (no count
+		// there) after 300 ms.
+		settle(t, l)
+		fetches := ledger.Fetches(l)
 		past := `now() - interval '1 second'` // in each store's own time format
 		if b == ledger.SQLite {
 			past = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 second')`
@@ -117,6 +121,11 @@ func TestWakeQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := ledger.Woken(l)
+		if ledger.Fetches(l) != fetches {
+			// A producer fetched after the job became available: it may have found it
+			// without the wake-up, and the test would prove nothing.
+			t.Fatal("inconclusive: a fetch ran between making the job available and WakeQueue")
+		}
 		if err := l.WakeQueue(ctx, river.QueueDefault); err != nil {
 			t.Fatal(err)
 		}
@@ -132,4 +141,24 @@ func TestWakeQueue(t *testing.T) {
 			t.Fatal("WakeQueue did not wake the producer in process")
 		}
 	})
+}
+
+// settle waits until l's producers are idle: their fetch count unchanged for 300 ms on
+// SQLite, 300 ms on PostgreSQL.
+func settle(t *testing.T, l *ledger.Ledger) {
+	t.Helper()
+	if ledger.Fetches(l) < 0 {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := ledger.Fetches(l); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		m := ledger.Fetches(l)
+		if m == n {
+			return
+		}
+		n = m
+	}
+	t.Fatal("the producers kept fetching for 10 s")
 }
