@@ -29,6 +29,9 @@ type sessionBackend interface {
 	del(ctx context.Context, id string) error
 }
 
+// sessions issues, finds and ends sessions. Its clock sets each session's expiry, and
+// every expiry check and prune reads the same clock (a store's own Get checks against
+// the store's, the wall clock in the binary).
 type sessions struct {
 	ttl time.Duration
 	b   sessionBackend
@@ -36,11 +39,16 @@ type sessions struct {
 }
 
 func newSessions(ttl time.Duration, store *auth.SessionStore) *sessions {
-	s := &sessions{ttl: ttl, now: time.Now}
+	return newSessionsAt(ttl, store, time.Now)
+}
+
+// newSessionsAt is newSessions on the clock now.
+func newSessionsAt(ttl time.Duration, store *auth.SessionStore, now func() time.Time) *sessions {
+	s := &sessions{ttl: ttl, now: now}
 	if store != nil {
-		s.b = storeSessions{store}
+		s.b = storeSessions{st: store, now: now}
 	} else {
-		s.b = &memSessions{m: map[[32]byte]*session{}, now: s.now}
+		s.b = &memSessions{m: map[[32]byte]*session{}, now: now}
 	}
 	return s
 }
@@ -76,20 +84,24 @@ func (s *sessions) end(w http.ResponseWriter, r *http.Request) error {
 }
 
 // storeSessions keeps sessions in an auth.SessionStore (shared by the replicas).
-type storeSessions struct{ st *auth.SessionStore }
+type storeSessions struct {
+	st  *auth.SessionStore
+	now func() time.Time
+}
 
 // put prunes the expired sessions first: sign-ins are rare (each needs a valid token),
 // so the table stays small without a background job.
 func (b storeSessions) put(ctx context.Context, id string, s *session) error {
-	if _, err := b.st.Prune(ctx, time.Now()); err != nil {
+	if _, err := b.st.Prune(ctx, b.now()); err != nil {
 		return err
 	}
 	return b.st.Create(ctx, id, *s)
 }
 
+// get also checks the expiry on the console's clock, the one that set it.
 func (b storeSessions) get(ctx context.Context, id string) (*session, bool, error) {
 	ss, ok, err := b.st.Get(ctx, id)
-	if !ok || err != nil {
+	if !ok || err != nil || !b.now().Before(ss.Expires) {
 		return nil, false, err
 	}
 	return &ss, true, nil

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"io"
 	"io/fs"
@@ -12,12 +13,14 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/koder/eventhub/auth"
 	"github.com/koder/eventhub/cmd/hub/internal/admin"
 	"github.com/koder/eventhub/cmd/hub/internal/config"
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 	"github.com/koder/eventhub/schema"
@@ -361,4 +364,65 @@ func TestUI_SessionsSharedByReplicas(t *testing.T) {
 			t.Fatalf("a session store that cannot be read: %d, want 503", rec.Code)
 		}
 	})
+}
+
+// TestUI_SessionExpiresOnItsClock: a console session opens until its TTL has passed on
+// the console's clock and not after, in memory and in the shared store, and a sign-in
+// prunes the store's expired sessions by that clock too.
+func TestUI_SessionExpiresOnItsClock(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, db *sql.DB) {
+		ctx := testenv.Context(t, 30*time.Second)
+		var store *auth.SessionStore
+		if db != nil {
+			var err error
+			if store, err = auth.NewSessionStore(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Now()
+		var mu sync.Mutex
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		s := newSessionsAt(time.Hour, store, clock)
+		signIn := func() *http.Cookie {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/ui/login", nil).WithContext(ctx)
+			if _, err := s.create(rec, req, auth.Principal{Kind: auth.KindLoopback, ID: "loopback", Scopes: auth.AllScopes}); err != nil {
+				t.Fatal(err)
+			}
+			return rec.Result().Cookies()[0]
+		}
+		opens := func(ck *http.Cookie) bool {
+			req := httptest.NewRequest(http.MethodGet, "/ui/", nil).WithContext(ctx)
+			req.AddCookie(ck)
+			_, ok, err := s.get(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		first := signIn()
+		advance(59 * time.Minute)
+		if !opens(first) {
+			t.Fatal("a session within its TTL does not open")
+		}
+		advance(time.Minute)
+		if opens(first) {
+			t.Fatal("a session at its TTL still opens")
+		}
+		if db == nil {
+			return
+		}
+		second := signIn() // prunes the first by the console's clock
+		var rows int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM auth_sessions`).Scan(&rows); err != nil || rows != 1 {
+			t.Fatalf("%d sessions kept after a sign-in past the first's expiry (%v), want 1", rows, err)
+		}
+		if !opens(second) {
+			t.Fatal("the new session does not open")
+		}
+	}
+	t.Run("memory", func(t *testing.T) { run(t, nil) })
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) { run(t, ledgertest.Open(t, b, ledger.Config{}).DB()) })
 }
