@@ -62,7 +62,7 @@ func (e *Engine) AppendPgTx(ctx context.Context, tx pgx.Tx, adds []Add) (res []A
 				last = adds[i].Trim
 			}
 		}
-		s, err := d.lockStreamPgx(ctx, tx, name, create, now)
+		s, err := lockOrCreate(ctx, pgxRowTx{d, tx}, pgLockStreamSQL, name, create, now)
 		if err != nil {
 			return nil, nil, classify(err)
 		}
@@ -102,35 +102,22 @@ func (e *Engine) AppendPgTx(ctx context.Context, tx pgx.Tx, adds []Add) (res []A
 	}, nil
 }
 
-// lockStreamPgx is lockStream in a pgx transaction: the row locked, or created first
-// (after the one-keyspace check: a live string key of that name is WRONGTYPE); nil
-// when missing and create is false.
-func (d *postgresDialect) lockStreamPgx(ctx context.Context, tx pgx.Tx, name string, create bool, now int64) (*stream, error) {
-	for attempt := 0; ; attempt++ {
-		s := &stream{name: name}
-		err := s.scan(tx.QueryRow(ctx, pgLockStreamSQL, name))
-		if err == nil {
-			return s, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) || !create || attempt > 0 {
-			if errors.Is(err, pgx.ErrNoRows) {
-				err = nil
-			}
-			return nil, err
-		}
-		var live bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM kdb_keys WHERE name = $1 AND (expires_at = 0 OR expires_at > $2))`,
-			name, now).Scan(&live); err != nil {
-			return nil, err
-		}
-		if live {
-			return nil, errWrongType
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO kdb_streams (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-			return nil, err
-		}
-	}
+// pgxRowTx is a rowTx on a pgx transaction (the dialect's placeholders rebound).
+type pgxRowTx struct {
+	d  *postgresDialect
+	tx pgx.Tx
 }
+
+func (t pgxRowTx) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(dest ...any) error } {
+	return t.tx.QueryRow(ctx, t.d.rebind(q), args...)
+}
+
+func (t pgxRowTx) exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.tx.Exec(ctx, t.d.rebind(q), args...)
+	return err
+}
+
+func (pgxRowTx) isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
 // SameDatabase reports whether pool reaches this engine's PostgreSQL database and
 // schema (its connections' search_path), the condition for AppendPgTx on its

@@ -27,23 +27,67 @@ func (e *Engine) lockStream(ctx context.Context, tx *sql.Tx, name string, create
 
 // lockStreamQ is lockStream with the locking query q (selectStreamQ or noWaitStreamQ).
 func (e *Engine) lockStreamQ(ctx context.Context, tx *sql.Tx, q, name string, create bool) (*stream, error) {
-	s, err := e.selectStreamWith(ctx, tx, q, name)
-	if s != nil || err != nil || !create {
-		return s, err
-	}
-	// One keyspace: a live string key of that name makes it WRONGTYPE (keys.go). Only
-	// a stream's creation pays for this look.
-	if _, _, live, err := e.liveString(ctx, tx, name, e.nowMs()); err != nil || live {
-		if err == nil {
-			err = errWrongType
-		}
-		return nil, err
-	}
-	if _, err := e.exec(ctx, tx, `INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-		return nil, err
-	}
-	return e.selectStreamWith(ctx, tx, q, name)
+	return lockOrCreate(ctx, sqlRowTx{e, tx}, q, name, create, e.nowMs())
 }
+
+// rowTx is what locking or creating a stream needs of a transaction, so the engine's
+// *sql.Tx (through the dialect's statements) and the ingress's pgx.Tx
+// (AppendPgTx) share one path. Queries are written with ? placeholders.
+type rowTx interface {
+	queryRow(ctx context.Context, q string, args ...any) interface{ Scan(dest ...any) error }
+	exec(ctx context.Context, q string, args ...any) error
+	isNoRows(err error) bool
+}
+
+// sqlRowTx is a rowTx on the engine's own transaction.
+type sqlRowTx struct {
+	e  *Engine
+	tx *sql.Tx
+}
+
+func (t sqlRowTx) queryRow(ctx context.Context, q string, args ...any) interface{ Scan(dest ...any) error } {
+	return t.e.queryRow(ctx, t.tx, q, args...)
+}
+
+func (t sqlRowTx) exec(ctx context.Context, q string, args ...any) error {
+	_, err := t.e.exec(ctx, t.tx, q, args...)
+	return err
+}
+
+func (sqlRowTx) isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// lockOrCreate loads and locks (lockQ) the stream's row; create makes a missing stream
+// first, after the one-keyspace check (a live string key of that name is WRONGTYPE,
+// keys.go; only a stream's creation pays for that look). A missing stream without
+// create is nil, nil.
+func lockOrCreate(ctx context.Context, t rowTx, lockQ, name string, create bool, now int64) (*stream, error) {
+	for attempt := 0; ; attempt++ {
+		s := &stream{name: name}
+		err := s.scan(t.queryRow(ctx, lockQ, name))
+		if err == nil {
+			return s, nil
+		}
+		if !t.isNoRows(err) {
+			return nil, err
+		}
+		if !create || attempt > 0 {
+			return nil, nil
+		}
+		var live bool
+		if err := t.queryRow(ctx, liveKeySQL, name, now).Scan(&live); err != nil {
+			return nil, err
+		}
+		if live {
+			return nil, errWrongType
+		}
+		if err := t.exec(ctx, `INSERT INTO kdb_streams (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// liveKeySQL reports whether a live string key has the name.
+const liveKeySQL = `SELECT EXISTS (SELECT 1 FROM kdb_keys WHERE name = ? AND (expires_at = 0 OR expires_at > ?))`
 
 // selectStreamSQL reads one stream row; the engine appends the dialect's lockRow once
 // (Engine.selectStreamQ).
@@ -51,7 +95,7 @@ const selectStreamSQL = `SELECT id, last_ms, last_seq, first_ms, first_seq, maxd
 		FROM kdb_streams WHERE name = ?`
 
 // pgLockStreamSQL is selectStreamSQL locking the row, as PostgreSQL paths on a pgx
-// connection or transaction run it (appendPipelined, lockStreamPgx).
+// connection or transaction run it (appendPipelined, AppendPgTx).
 var pgLockStreamSQL = strings.Replace(selectStreamSQL, "?", "$1", 1) + " FOR UPDATE"
 
 // scan reads a row of selectStreamSQL's columns into s.
