@@ -135,7 +135,7 @@ func addChange(p *riverdriver.JobSetStateIfRunningManyParams, id int64, rng *ran
 		state     = rivertype.JobStateCompleted
 		attempt   *int
 		errData   []byte
-		finalized = &now
+		finalized *time.Time
 		scheduled *time.Time
 		merge     = rng.IntN(4) != 0
 		updates   []byte
