@@ -27,22 +27,8 @@ import (
 // other the batched one, and the tables and results are compared.
 func TestTP_SQLiteBatchedCompletionMatchesRiver(t *testing.T) {
 	ctx := context.Background()
-	open := func(name string) (*sql.DB, *riversqlite.Driver) {
-		db, err := openSQLiteDB(ctx, filepath.Join(t.TempDir(), name), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		d := riversqlite.New(db)
-		if err := migrateSQLite(ctx, d, Config{}); err != nil {
-			t.Fatal(err)
-		}
-		return db, d
-	}
-	riverDB, riverDrv := open("river.db")
-	oursDB, oursDrv := open("ours.db")
-	ours := newSQLiteDriver(oursDB, oursDrv)
-	want, got := riverDrv.GetExecutor(), ours.GetExecutor()
+	riverDB, want, oursDB, ours := openPair(t)
+	got := ours.GetExecutor()
 
 	rng := rand.New(rand.NewPCG(18, 2))
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
@@ -240,21 +226,8 @@ func FuzzMergePatch(f *testing.F) {
 	f.Add(`[]`, `{}`)
 	f.Add(`{"a":1e400}`, `{}`)
 	ctx := context.Background()
-	open := func(name string) (*sql.DB, *riversqlite.Driver) {
-		db, err := openSQLiteDB(ctx, filepath.Join(f.TempDir(), name), 5*time.Second)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Cleanup(func() { _ = db.Close() })
-		d := riversqlite.New(db)
-		if err := migrateSQLite(ctx, d, Config{}); err != nil {
-			f.Fatal(err)
-		}
-		return db, d
-	}
-	riverDB, riverDrv := open("river.db")
-	oursDB, oursDrv := open("ours.db")
-	want, got := riverDrv.GetExecutor(), newSQLiteDriver(oursDB, oursDrv).GetExecutor()
+	riverDB, want, oursDB, ours := openPair(f)
+	got := ours.GetExecutor()
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	var id int64
 	f.Fuzz(func(t *testing.T, update, stored string) {
@@ -291,4 +264,26 @@ func rowMeta(rows []*rivertype.JobRow) string {
 		s = append(s, string(r.Metadata))
 	}
 	return fmt.Sprint(s)
+}
+
+// openPair opens two migrated SQLite ledgers' databases: one with riversqlite's own
+// executor, one with the ledger's driver.
+func openPair(tb testing.TB) (riverDB *sql.DB, river riverdriver.Executor, oursDB *sql.DB, ours *sqliteDriver) {
+	tb.Helper()
+	open := func(name string) (*sql.DB, *riversqlite.Driver) {
+		ctx := context.Background()
+		db, err := openSQLiteDB(ctx, filepath.Join(tb.TempDir(), name), 5*time.Second)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = db.Close() })
+		d := riversqlite.New(db)
+		if err := migrateSQLite(ctx, d, Config{}); err != nil {
+			tb.Fatal(err)
+		}
+		return db, d
+	}
+	riverDB, riverDrv := open("river.db")
+	oursDB, oursDrv := open("ours.db")
+	return riverDB, riverDrv.GetExecutor(), oursDB, newSQLiteDriver(oursDB, oursDrv)
 }

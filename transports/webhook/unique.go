@@ -37,47 +37,22 @@ import (
 
 // keysSQL creates the key table on both backends.
 var keysSQL = map[ledger.Backend][]string{
-	ledger.Postgres: {
+	ledger.Postgres: slices.Concat([]string{
 		`CREATE TABLE IF NOT EXISTS webhook_delivery_keys (
 			event_id TEXT NOT NULL,
 			endpoint_id TEXT NOT NULL,
 			job_id BIGINT NOT NULL,
 			PRIMARY KEY (event_id, endpoint_id))`,
-		`CREATE INDEX IF NOT EXISTS webhook_delivery_keys_job ON webhook_delivery_keys (job_id)`,
+		`CREATE INDEX IF NOT EXISTS webhook_delivery_keys_job ON webhook_delivery_keys (job_id)`},
 		// One statement-level trigger per DELETE on river_job (River's cleaner deletes
 		// in batches): the keys of the deleted deliveries go with them.
-		`CREATE OR REPLACE FUNCTION webhook_delivery_keys_gone() RETURNS trigger
-			LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-		BEGIN
-			DELETE FROM webhook_delivery_keys k USING gone g
-				WHERE k.job_id = g.id AND g.kind = 'webhook_delivery';
-			RETURN NULL;
-		END $$`,
-		// Created when missing (CREATE OR REPLACE TRIGGER needs PostgreSQL 14).
-		`DO $$ BEGIN
-			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhook_delivery_keys_gone'
-					AND tgrelid = 'river_job'::regclass) THEN
-				CREATE TRIGGER webhook_delivery_keys_gone AFTER DELETE ON river_job
-					REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE PROCEDURE webhook_delivery_keys_gone();
-			END IF;
-		END $$`,
-		// TRUNCATE fires no DELETE trigger: an operator emptying River's table
-		// empties the keys with it (or every event sent before would stay a
-		// duplicate with no delivery to show for it).
-		`CREATE OR REPLACE FUNCTION webhook_delivery_keys_truncated() RETURNS trigger
-			LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-		BEGIN
-			TRUNCATE webhook_delivery_keys;
-			RETURN NULL;
-		END $$`,
-		`DO $$ BEGIN
-			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhook_delivery_keys_truncated'
-					AND tgrelid = 'river_job'::regclass) THEN
-				CREATE TRIGGER webhook_delivery_keys_truncated AFTER TRUNCATE ON river_job
-					FOR EACH STATEMENT EXECUTE PROCEDURE webhook_delivery_keys_truncated();
-			END IF;
-		END $$`,
-	},
+		pgJobsTrigger("webhook_delivery_keys_gone", "DELETE", "REFERENCING OLD TABLE AS gone",
+			`DELETE FROM webhook_delivery_keys k USING gone g WHERE k.job_id = g.id AND g.kind = 'webhook_delivery';`),
+		// TRUNCATE fires no DELETE trigger: an operator emptying River's table empties
+		// the keys with it (or every event sent before would stay a duplicate with no
+		// delivery to show for it).
+		pgJobsTrigger("webhook_delivery_keys_truncated", "TRUNCATE", "", `TRUNCATE webhook_delivery_keys;`),
+	),
 	ledger.SQLite: {
 		`CREATE TABLE IF NOT EXISTS webhook_delivery_keys (
 			event_id TEXT NOT NULL,
@@ -91,6 +66,27 @@ var keysSQL = map[ledger.Backend][]string{
 			DELETE FROM webhook_delivery_keys WHERE job_id = old.id;
 		END`,
 	},
+}
+
+// pgJobsTrigger is the function and the statement-level trigger (AFTER event ON
+// river_job, with the transition-table clause refs) that run body, the trigger created
+// when missing (CREATE OR REPLACE TRIGGER needs PostgreSQL 14).
+func pgJobsTrigger(name, event, refs, body string) []string {
+	return []string{
+		`CREATE OR REPLACE FUNCTION ` + name + `() RETURNS trigger
+			LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+		BEGIN
+			` + body + `
+			RETURN NULL;
+		END $$`,
+		`DO $$ BEGIN
+			IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '` + name + `'
+					AND tgrelid = 'river_job'::regclass) THEN
+				CREATE TRIGGER ` + name + ` AFTER ` + event + ` ON river_job
+					` + refs + ` FOR EACH STATEMENT EXECUTE PROCEDURE ` + name + `();
+			END IF;
+		END $$`,
+	}
 }
 
 // backfillKeysSQL gives the deliveries kept from before the key table existed (unique
