@@ -125,3 +125,45 @@ func insertedQueues(res []*rivertype.JobInsertResult) []string {
 	}
 	return queues
 }
+
+// InsertManyFastTx inserts jobs in the caller's transaction like InsertManyTx but
+// returns only how many: River's InsertManyFastTx, which neither returns nor decodes
+// the rows (COPY FROM on PostgreSQL; on SQLite no RETURNING and no per-job nonce in
+// the metadata). It does not support River's unique jobs. For callers that need no job
+// ids: the webhook transport's deliveries, whose uniqueness is keyed outside River.
+func (l *Ledger) InsertManyFastTx(ctx context.Context, tx any, params []river.InsertManyParams) (int, error) {
+	return onTx(l, tx,
+		func(c *river.Client[pgx.Tx], tx pgx.Tx) (int, error) {
+			return c.InsertManyFastTx(ctx, tx, params)
+		},
+		func(c *river.Client[*sql.Tx], tx *sql.Tx) (int, error) {
+			n, err := c.InsertManyFastTx(ctx, tx, params)
+			if err == nil && n > 0 && l.wake != nil {
+				queues := paramQueues(params)
+				l.AfterCommit(tx, func() { l.wake.wake(queues) })
+			}
+			return n, err
+		})
+}
+
+// paramQueues lists the queues params insert into, once each, resolved as River
+// resolves them: the params' InsertOpts, then the args' own, then the default queue.
+func paramQueues(params []river.InsertManyParams) []string {
+	var queues []string
+	for _, p := range params {
+		q := ""
+		if p.InsertOpts != nil {
+			q = p.InsertOpts.Queue
+		}
+		if a, ok := p.Args.(river.JobArgsWithInsertOpts); ok && q == "" {
+			q = a.InsertOpts().Queue
+		}
+		if q == "" {
+			q = river.QueueDefault
+		}
+		if !slices.Contains(queues, q) {
+			queues = append(queues, q)
+		}
+	}
+	return queues
+}

@@ -2,10 +2,8 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -57,16 +55,4 @@ func do[T any](l *Ledger, _ context.Context, f func(client) (T, error)) (T, erro
 		return zero, hub.Errorf(hub.NotFound, "ledger: %w", err)
 	}
 	return v, err
-}
-
-// JobDeleteManyTx deletes the jobs matching params (never running ones) in the caller's
-// transaction (a pgx.Tx or *sql.Tx, as InsertManyTx takes).
-func (l *Ledger) JobDeleteManyTx(ctx context.Context, tx any, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error) {
-	return onTx(l, tx,
-		func(c *river.Client[pgx.Tx], tx pgx.Tx) (*river.JobDeleteManyResult, error) {
-			return c.JobDeleteManyTx(ctx, tx, params)
-		},
-		func(c *river.Client[*sql.Tx], tx *sql.Tx) (*river.JobDeleteManyResult, error) {
-			return c.JobDeleteManyTx(ctx, tx, params)
-		})
 }

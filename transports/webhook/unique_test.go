@@ -109,6 +109,63 @@ func TestH1_KeysGoWithEmptiedJobs(t *testing.T) {
 	})
 }
 
+// TestH1_KeysOfAnEarlierVersionMigrate: a key table of the previous version (each key
+// holding its job's id, an index on it, on SQLite a trigger reading it) is made this
+// version's on start (SQLite: the column dropped; PostgreSQL: left nullable for hubs of
+// the previous version during a rolling upgrade), its keys still make re-sends no-ops
+// and still go with their jobs.
+func TestH1_KeysOfAnEarlierVersionMigrate(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		tb := setup(t, b, nil)
+		tb.endpoint(t, "/a")
+		ev := newEvent(t, "user.created")
+		tb.send(t, ev)
+		tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+		job := tb.deliveries(t, DeliveryFilter{})[0]
+		old := []string{
+			`DROP TABLE webhook_delivery_keys`,
+			`CREATE TABLE webhook_delivery_keys (event_id TEXT NOT NULL, endpoint_id TEXT NOT NULL,
+				job_id BIGINT NOT NULL, PRIMARY KEY (event_id, endpoint_id))`,
+			`CREATE INDEX webhook_delivery_keys_job ON webhook_delivery_keys (job_id)`,
+		}
+		if b == ledger.SQLite {
+			old = append([]string{`DROP TRIGGER webhook_delivery_keys_gone`}, old...)
+			old = append(old, `CREATE TRIGGER webhook_delivery_keys_gone AFTER DELETE ON river_job
+				WHEN old.kind = 'webhook_delivery' BEGIN DELETE FROM webhook_delivery_keys WHERE job_id = old.id; END`)
+		}
+		for _, q := range old {
+			if _, err := tb.l.DB().ExecContext(tb.ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if _, err := tb.l.DB().ExecContext(tb.ctx, `INSERT INTO webhook_delivery_keys (event_id, endpoint_id, job_id) VALUES ($1, $2, $3)`,
+			job.EventID, job.EndpointID, job.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.tr.st.migrate(tb.ctx, tb.l); err != nil {
+			t.Fatal(err)
+		}
+		if b == ledger.SQLite {
+			var cols int
+			if err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT count(*) FROM pragma_table_info('webhook_delivery_keys') WHERE name = 'job_id'`).Scan(&cols); err != nil || cols != 0 {
+				t.Fatalf("job_id columns after the migration: %d (%v), want 0", cols, err)
+			}
+		}
+		tb.send(t, ev, newEvent(t, "user.created")) // the old key holds; a new event gets a key of the new shape
+		if n := len(tb.deliveries(t, DeliveryFilter{})); n != 2 {
+			t.Fatalf("%d deliveries after the migration, want 2 (the re-sent event added nothing)", n)
+		}
+		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
+		if _, err := tb.l.JobDeleteMany(tb.ctx, river.NewJobDeleteManyParams().Kinds(deliveryArgs{}.Kind())); err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.countKeys(t); n != 0 {
+			t.Fatalf("%d keys after their jobs were deleted, want 0", n)
+		}
+	})
+}
+
 // TestH1_KeysBackfilled: deliveries kept from before the key table existed get their
 // keys when it is created, so re-sending their events still adds nothing.
 func TestH1_KeysBackfilled(t *testing.T) {
