@@ -36,8 +36,8 @@ import (
 // whose key came back new are inserted, with River's InsertManyFastTx: nothing is
 // inserted to be deleted again, and River neither returns nor decodes the rows (COPY
 // FROM on PostgreSQL). Measured against inserting the jobs first and their keys after
-// (the jobs' ids in the keys): 1.12x deliveries/s on PostgreSQL, 1.17x on SQLite
-// (docs/BENCHMARKS.md).
+// (the jobs' ids in the keys): 1.15x deliveries/s on PostgreSQL, 1.20x on SQLite
+// (webhook component, docs/BENCHMARKS.md).
 
 // keysSQL creates the key table on both backends.
 var keysSQL = map[ledger.Backend][]string{
