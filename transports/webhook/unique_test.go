@@ -80,17 +80,24 @@ func TestH1_KeyGoesWithTheDelivery(t *testing.T) {
 	})
 }
 
+// deliveredOnce is a bundle with endpoint /a that got ev delivered.
+func deliveredOnce(t *testing.T, b ledger.Backend) (*testBundle, *cloudevent.Event) {
+	t.Helper()
+	tb := setup(t, b, nil)
+	tb.endpoint(t, "/a")
+	ev := newEvent(t, "user.created")
+	tb.send(t, ev)
+	tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+	return tb, ev
+}
+
 // TestH1_KeysGoWithEmptiedJobs: an operator emptying River's table (TRUNCATE on
 // PostgreSQL, which fires no DELETE trigger; DELETE on SQLite, which has no TRUNCATE)
 // takes the delivery keys with it, so the events sent before are deliverable again.
 func TestH1_KeysGoWithEmptiedJobs(t *testing.T) {
 	t.Parallel()
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
-		tb := setup(t, b, nil)
-		tb.endpoint(t, "/a")
-		ev := newEvent(t, "user.created")
-		tb.send(t, ev)
-		tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+		tb, ev := deliveredOnce(t, b)
 		empty := `TRUNCATE river_job`
 		if b == ledger.SQLite {
 			empty = `DELETE FROM river_job`
@@ -117,11 +124,7 @@ func TestH1_KeysGoWithEmptiedJobs(t *testing.T) {
 func TestH1_KeysOfAnEarlierVersionMigrate(t *testing.T) {
 	t.Parallel()
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
-		tb := setup(t, b, nil)
-		tb.endpoint(t, "/a")
-		ev := newEvent(t, "user.created")
-		tb.send(t, ev)
-		tb.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+		tb, ev := deliveredOnce(t, b)
 		job := tb.deliveries(t, DeliveryFilter{})[0]
 		old := []string{
 			`DROP TABLE webhook_delivery_keys`,
