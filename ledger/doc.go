@@ -26,7 +26,7 @@
 //
 // # Transactions
 //
-// InsertTx and InsertManyTx take the caller's transaction as `any`:
+// InsertTx, InsertManyTx and InsertManyFastTx take the caller's transaction as `any`:
 //   - PostgreSQL: a pgx.Tx (riverpgxv5) or a *sql.Tx (an insert-only riverdatabasesql
 //     client: River's client is generic over one transaction type, so a single client
 //     cannot take both). The *sql.Tx may come from any database/sql pool on the same
