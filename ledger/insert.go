@@ -55,7 +55,7 @@ func (l *Ledger) InsertManyTx(ctx context.Context, tx any, params []river.Insert
 		func(c *river.Client[*sql.Tx], tx *sql.Tx) ([]*rivertype.JobInsertResult, error) {
 			res, err := c.InsertManyTx(ctx, tx, params)
 			if err == nil && l.wake != nil {
-				l.wakeAfterCommit(tx, res)
+				l.wakeAfterCommit(tx, insertedQueues(res))
 			}
 			return res, err
 		})
@@ -105,11 +105,11 @@ func (l *Ledger) txClients() (*river.Client[pgx.Tx], *river.Client[*sql.Tx], err
 	return pgc, sqlc, nil
 }
 
-// wakeAfterCommit wakes the working client's producers of the queues res went into
-// once tx commits, when tx is InTx's (sqlite_wake.go); otherwise River's notification
-// row does it at its next poll.
-func (l *Ledger) wakeAfterCommit(tx *sql.Tx, res []*rivertype.JobInsertResult) {
-	if queues := insertedQueues(res); len(queues) > 0 {
+// wakeAfterCommit wakes the working client's producers of queues once tx commits, when
+// tx is InTx's (sqlite_wake.go); otherwise River's notification row does it at its
+// next poll. Nothing when tx rolls back.
+func (l *Ledger) wakeAfterCommit(tx *sql.Tx, queues []string) {
+	if len(queues) > 0 {
 		l.AfterCommit(tx, func() { l.wake.wake(queues) })
 	}
 }
@@ -139,8 +139,7 @@ func (l *Ledger) InsertManyFastTx(ctx context.Context, tx any, params []river.In
 		func(c *river.Client[*sql.Tx], tx *sql.Tx) (int, error) {
 			n, err := c.InsertManyFastTx(ctx, tx, params)
 			if err == nil && n > 0 && l.wake != nil {
-				queues := paramQueues(params)
-				l.AfterCommit(tx, func() { l.wake.wake(queues) })
+				l.wakeAfterCommit(tx, paramQueues(params))
 			}
 			return n, err
 		})

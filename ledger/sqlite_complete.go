@@ -69,9 +69,11 @@ type completion struct {
 // two so the statement cache keeps a handful of its texts, not one per batch size.
 const maxFetchChunk = 128
 
-// JobGetAvailable is River's, counted (a test tells its own fetch from a producer's).
+// JobGetAvailable is River's, counted when it returns: a test that reads the count
+// before and after a change of its own sees every fetch that may have read the change,
+// one still in flight at the first read included.
 func (e *completingExecutor) JobGetAvailable(ctx context.Context, p *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
-	e.d.fetches.Add(1)
+	defer e.d.fetches.Add(1)
 	return e.Executor.JobGetAvailable(ctx, p)
 }
 

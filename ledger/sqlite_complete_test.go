@@ -92,7 +92,8 @@ func TestTP_SQLiteBatchedCompletionMatchesRiver(t *testing.T) {
 	t.Logf("%d jobs, %d completed by the batched UPDATE", nextID, ours.batched.Load())
 }
 
-// storedMetadata are metadata columns as a job may hold them ("" = River's default {}).
+// storedMetadata are metadata columns as a job may hold them (as JSONB when they are
+// JSON, as text otherwise: insertJob).
 var storedMetadata = []string{
 	`{}`, `{}`, `{}`,
 	`{"attempts":[{"attempt":1,"status":500}],"river:unique_nonce":"x"}`,

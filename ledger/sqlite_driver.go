@@ -27,7 +27,7 @@ type sqliteDriver struct {
 	woken     atomic.Int64 // wake-ups returned to River (tests)
 
 	batched atomic.Int64 // jobs completed by the batched UPDATE (tests)
-	fetches atomic.Int64 // JobGetAvailable calls of the working clients (tests)
+	fetches atomic.Int64 // JobGetAvailable calls of the working clients returned (tests)
 }
 
 func newSQLiteDriver(db *sql.DB, d *riversqlite.Driver) *sqliteDriver {
