@@ -103,17 +103,9 @@ func (s *stream) scan(r interface{ Scan(dest ...any) error }) error {
 	return r.Scan(&s.sid, &s.last.Ms, &s.last.Seq, &s.first.Ms, &s.first.Seq, &s.maxDel.Ms, &s.maxDel.Seq, &s.length, &s.added)
 }
 
+// selectStream is lockStream without creating: a missing stream is nil, nil.
 func (e *Engine) selectStream(ctx context.Context, tx *sql.Tx, name string) (*stream, error) {
-	return e.selectStreamWith(ctx, tx, e.selectStreamQ, name)
-}
-
-func (e *Engine) selectStreamWith(ctx context.Context, tx *sql.Tx, q, name string) (*stream, error) {
-	s := &stream{name: name}
-	err := s.scan(e.queryRow(ctx, tx, q, name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	return s, err
+	return e.lockStreamQ(ctx, tx, e.selectStreamQ, name, false)
 }
 
 // saveStreamSQL writes a stream row; its arguments are rowValues.
