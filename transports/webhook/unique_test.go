@@ -66,18 +66,25 @@ func TestH1_KeyGoesWithTheDelivery(t *testing.T) {
 		if n := len(tb.deliveries(t, DeliveryFilter{})); n != 2 {
 			t.Fatalf("%d deliveries after a re-send, want 2", n)
 		}
-		if _, err := tb.l.JobDeleteMany(tb.ctx, river.NewJobDeleteManyParams().Kinds(deliveryArgs{}.Kind())); err != nil {
-			t.Fatal(err)
-		}
-		if n := tb.countKeys(t); n != 0 {
-			t.Fatalf("%d delivery keys after their jobs were deleted, want 0", n)
-		}
+		tb.deleteDeliveriesTakesKeys(t)
 		tb.send(t, ev)
 		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
 		if got := tb.recv.count("/a") + tb.recv.count("/b"); got < 4 {
 			t.Fatalf("receivers got %d requests, want the event twice on both", got)
 		}
 	})
+}
+
+// deleteDeliveriesTakesKeys deletes every delivery job in one statement (as the
+// cleaner and the delivered retention do) and fails unless their keys went with them.
+func (tb *testBundle) deleteDeliveriesTakesKeys(t *testing.T) {
+	t.Helper()
+	if _, err := tb.l.JobDeleteMany(tb.ctx, river.NewJobDeleteManyParams().Kinds(deliveryArgs{}.Kind())); err != nil {
+		t.Fatal(err)
+	}
+	if n := tb.countKeys(t); n != 0 {
+		t.Fatalf("%d delivery keys after their jobs were deleted, want 0", n)
+	}
 }
 
 // deliveredOnce is a bundle with endpoint /a that got ev delivered.
@@ -160,12 +167,7 @@ func TestH1_KeysOfAnEarlierVersionMigrate(t *testing.T) {
 			t.Fatalf("%d deliveries after the migration, want 2 (the re-sent event added nothing)", n)
 		}
 		tb.waitStates(t, DeliveryFilter{}, 2, DeliveryDelivered)
-		if _, err := tb.l.JobDeleteMany(tb.ctx, river.NewJobDeleteManyParams().Kinds(deliveryArgs{}.Kind())); err != nil {
-			t.Fatal(err)
-		}
-		if n := tb.countKeys(t); n != 0 {
-			t.Fatalf("%d keys after their jobs were deleted, want 0", n)
-		}
+		tb.deleteDeliveriesTakesKeys(t)
 	})
 }
 
