@@ -26,9 +26,10 @@ import (
 // Either way the event is not dropped: Send's error is the caller's. Through the
 // outbox, the row is retried with backoff (ResourceExhausted is retryable) and ends
 // dead and resendable if the endpoint never drains; on a direct route the hub retries,
-// then records a hub.transport.failed event. The count is read before the insert, so
-// fan-outs running at the same moment may each see room: the cap can be passed by at
-// most their number of events.
+// then records a hub.transport.failed event. The queued count is read in the insert's
+// transaction, after a lock (see room) that makes concurrent fan-outs to one capped
+// endpoint take turns until each commits: the cap holds exactly, at the price of those
+// fan-outs' transactions queueing on each other (only where a cap is set).
 
 // endpointsCap is the error of an event of tenant matching n endpoints, nil within the cap.
 func (t *Transport) endpointsCap(tenant string, n int) error {
@@ -48,44 +49,54 @@ func (t *Transport) queuedCap(ep *Endpoint) int {
 	return t.cfg.MaxQueuedPerEndpoint
 }
 
-// queued counts ep's waiting deliveries, up to limit+1 (enough to tell "over").
-func (t *Transport) queued(ctx context.Context, q querier, epID string, limit int) (int, error) {
+// queued counts ep's waiting deliveries in tx, up to limit+1 (enough to tell "over").
+func (t *Transport) queued(ctx context.Context, tx any, epID string, limit int) (int, error) {
 	match := `args @> jsonb_build_object('endpoint_id', $1::text)` // River's GIN index on args
 	if t.l.Backend() == ledger.SQLite {
 		match = `json_extract(args, '$.endpoint_id') = $1`
 	}
-	rows, err := q.QueryContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM `+t.l.Table("river_job")+`
-		WHERE kind = 'webhook_delivery' AND `+match+`
-		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT $2) q`, epID, limit+1)
-	if err != nil {
-		return 0, dbErr("count queued deliveries", err)
-	}
-	defer func() { _ = rows.Close() }()
 	var n int
-	if rows.Next() {
-		err = rows.Scan(&n)
-	}
-	if err == nil {
-		err = rows.Err()
-	}
+	err := queryEach(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+t.l.Table("river_job")+`
+		WHERE kind = 'webhook_delivery' AND `+match+`
+		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT $2) q`,
+		[]any{epID, limit + 1}, func(scan func(...any) error) error { return scan(&n) })
 	return n, dbErr("count queued deliveries", err)
 }
 
-// room returns, for every endpoint with a cap among eps, how many deliveries it may
-// still take.
-func (t *Transport) room(ctx context.Context, q querier, eps []*Endpoint) (map[string]int, error) {
-	var out map[string]int
-	for _, ep := range eps {
-		c := t.queuedCap(ep)
-		if c <= 0 {
-			continue
+// lockQueuedSQL takes a transaction-scoped advisory lock per endpoint id of $1 (by its
+// hashtext; a collision only makes two endpoints wait for each other), in hash order so
+// that two fan-outs never hold one lock each while waiting for the other's.
+const lockQueuedSQL = `SELECT count(pg_advisory_xact_lock(hashtext('eventhub.webhook.max_queued'), h))
+	FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS s`
+
+// room returns, for each endpoint of capped (each has a cap), how many deliveries it
+// may still take, counted in tx. On PostgreSQL it first locks the endpoints in tx until
+// tx ends, so a concurrent fan-out to one of them counts only after this one's
+// deliveries are committed (or rolled back) and the cap holds exactly; on SQLite tx is
+// the one writer's and nothing else can insert meanwhile.
+func (t *Transport) room(ctx context.Context, tx any, capped []*Endpoint) (map[string]int, error) {
+	if len(capped) == 0 {
+		return nil, nil
+	}
+	if t.l.Backend() == ledger.Postgres {
+		ids := make([]string, len(capped))
+		for i, ep := range capped {
+			ids[i] = ep.ID
 		}
-		n, err := t.queued(ctx, q, ep.ID, c)
+		err := queryEach(ctx, tx, lockQueuedSQL, []any{ids}, func(scan func(...any) error) error {
+			var n int64
+			return scan(&n)
+		})
+		if err != nil {
+			return nil, dbErr("lock capped endpoints", err)
+		}
+	}
+	out := make(map[string]int, len(capped))
+	for _, ep := range capped {
+		c := t.queuedCap(ep)
+		n, err := t.queued(ctx, tx, ep.ID, c)
 		if err != nil {
 			return nil, err
-		}
-		if out == nil {
-			out = map[string]int{}
 		}
 		out[ep.ID] = max(0, c-n)
 	}

@@ -66,3 +66,47 @@ func TestDC_FanOutLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestDC_QueuedCapUnderConcurrentSends: fan-outs racing to one capped endpoint, through
+// Send and through SendTx in a caller's transaction, queue exactly the cap's number of
+// deliveries and refuse the rest, each refusal ResourceExhausted (the count was read
+// before the insert, outside its transaction, so each racer could see room).
+func TestDC_QueuedCapUnderConcurrentSends(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		const capacity, racers = 5, 16
+		tb := setupWith(t, b, testConfig(), ledger.Config{}, false) // not started: deliveries stay queued
+		capped, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: tb.recv.url("/capped"), Patterns: []string{"user.*"},
+			Controls: Controls{MaxQueued: capacity}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		errs := make(chan error, racers)
+		for i := range racers {
+			ev := newEvent(t, "user.created")
+			go func() {
+				<-start
+				if i%2 == 0 {
+					errs <- tb.tr.Send(tb.ctx, []*cloudevent.Event{ev})
+					return
+				}
+				errs <- tb.l.InTx(tb.ctx, func(tx any) error { return tb.tr.SendTx(tb.ctx, tx, []*cloudevent.Event{ev}) })
+			}()
+		}
+		close(start)
+		var refused int
+		for range racers {
+			switch err := <-errs; {
+			case err == nil:
+			case hub.Code(err) == hub.ResourceExhausted:
+				refused++
+			default:
+				t.Fatalf("send: %v", err)
+			}
+		}
+		if n := len(tb.deliveries(t, DeliveryFilter{EndpointID: capped.ID})); n != capacity || refused != racers-capacity {
+			t.Fatalf("%d deliveries queued and %d sends refused; want %d and %d", n, refused, capacity, racers-capacity)
+		}
+	})
+}

@@ -20,8 +20,9 @@ import (
 //
 // Endpoints are matched as in Send (H6): the acceptance time comes from the context
 // (hub.AcceptedAtFrom), else it is now, the moment the caller's transaction writes
-// the event. On a *sql.Tx the endpoints are read through tx (on SQLite it holds the
-// ledger's only connection); on a pgx.Tx through the ledger's pool.
+// the event. Everything is read through tx, on its connection: on SQLite it holds the
+// ledger's only one, and on PostgreSQL transactions that each needed a second
+// connection could hold the whole pool waiting for it.
 //
 // An error means nothing usable was written: the caller must roll back (on
 // PostgreSQL a failed statement has aborted tx already).
@@ -35,15 +36,14 @@ func (t *Transport) SendTx(ctx context.Context, tx any, batch []*cloudevent.Even
 	if len(batch) == 0 {
 		return nil
 	}
-	var q querier = t.st.db
-	if stx, ok := tx.(*sql.Tx); ok && stx != nil {
-		q = stx
+	if stx, ok := tx.(*sql.Tx); ok && stx == nil {
+		return hub.Errorf(hub.InvalidArgument, "webhook: SendTx with a nil *sql.Tx")
 	}
-	eps, err := t.st.listEndpointsOn(ctx, q, endpointQuery{enabledOnly: true})
+	eps, err := t.st.listEndpointsOn(ctx, tx, endpointQuery{enabledOnly: true})
 	if err != nil {
 		return err
 	}
-	params, refused, err := t.fanOut(ctx, q, eps, batch)
+	params, refused, err := t.fanOut(ctx, tx, eps, batch)
 	if err != nil {
 		return err
 	}

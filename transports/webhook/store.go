@@ -200,28 +200,34 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// listEndpointsOn is listEndpoints through q: a caller's transaction reads them on
-// its own connection (SendTx on SQLite, whose one connection the transaction holds).
-func (s store) listEndpointsOn(ctx context.Context, q querier, eq endpointQuery) ([]*Endpoint, error) {
+// listEndpointsOn is listEndpoints through q (as queryEach takes it): a caller's
+// transaction reads them on its own connection. On SQLite the transaction holds the
+// ledger's only connection; on PostgreSQL a second connection per transaction could
+// starve the pool (every connection held by a transaction waiting for one more).
+func (s store) listEndpointsOn(ctx context.Context, q any, eq endpointQuery) ([]*Endpoint, error) {
 	sel := `SELECT ` + endpointCols + ` FROM webhook_endpoints WHERE ($1 = 0 OR enabled = 1) AND ($2 = '' OR tenant_id = $2)`
-	rows, err := q.QueryContext(ctx, sel+` ORDER BY id`, boolInt(eq.enabledOnly), eq.tenant)
+	var out []*Endpoint
+	err := queryEach(ctx, q, sel+` ORDER BY id`, []any{boolInt(eq.enabledOnly), eq.tenant}, func(scan func(...any) error) error {
+		e, err := s.scanEndpoint(scanFunc(scan), eq.open)
+		if err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil && hub.Code(err) != hub.Unknown {
+		return nil, err
+	}
 	if err != nil {
 		return nil, dbErr("list endpoints", err)
 	}
-	defer rows.Close()
-	var out []*Endpoint
-	for rows.Next() {
-		e, err := s.scanEndpoint(rows, eq.open)
-		if err != nil && hub.Code(err) != hub.Unknown {
-			return nil, err
-		}
-		if err != nil {
-			return nil, dbErr("list endpoints", err)
-		}
-		out = append(out, e)
-	}
-	return out, dbErr("list endpoints", rows.Err())
+	return out, nil
 }
+
+// scanFunc is a row's Scan as a scanner.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // saveEndpoint writes e if nobody changed it since it was read (optimistic lock on
 // version); false when somebody did.

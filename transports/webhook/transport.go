@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,14 +196,31 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 	if err != nil {
 		return err
 	}
-	params, refused, err := t.fanOut(ctx, t.st.db, eps, batch)
-	if err != nil {
-		return err
-	}
-	if len(params) > 0 {
-		if err := t.l.InTx(ctx, func(tx any) error { return t.insertDeliveries(ctx, tx, params) }); err != nil {
-			return insertErr(err)
+	// With a capped endpoint among eps the fan-out runs in the insert's transaction: the
+	// cap is counted under the lock that holds other fan-outs to the endpoint back until
+	// this one commits (fanout.go). Without, nothing is counted and a batch matching no
+	// endpoint opens no transaction.
+	var (
+		params  []river.InsertManyParams
+		refused map[string]int
+	)
+	capped := slices.ContainsFunc(eps, func(ep *Endpoint) bool { return t.queuedCap(ep) > 0 })
+	if !capped {
+		if params, refused, err = t.fanOut(ctx, nil, eps, batch); err != nil || len(params) == 0 {
+			return err
 		}
+	}
+	err = t.l.InTx(ctx, func(tx any) error {
+		if capped {
+			var err error
+			if params, refused, err = t.fanOut(ctx, tx, eps, batch); err != nil || len(params) == 0 {
+				return err
+			}
+		}
+		return t.insertDeliveries(ctx, tx, params)
+	})
+	if err != nil {
+		return insertErr(err)
 	}
 	return overQueued(refused)
 }
@@ -210,42 +228,56 @@ func (t *Transport) Send(ctx context.Context, batch []*cloudevent.Event) error {
 // fanOut returns one delivery job per (endpoint, event) of batch whose endpoint is
 // among eps, matches the event, and was registered no later than the event was
 // accepted (H6, see Send), and, per endpoint at its cap of queued deliveries, how many
-// it refused. It reads the queued counts through q (a caller's transaction in SendTx).
+// it refused. It counts the queued deliveries of the capped endpoints the batch
+// matches in tx (the transaction the jobs are inserted in), after locking them there.
 // Send and SendTx share it.
-func (t *Transport) fanOut(ctx context.Context, q querier, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, map[string]int, error) {
-	room, err := t.room(ctx, q, eps)
-	if err != nil {
-		return nil, nil, err
-	}
+func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch []*cloudevent.Event) ([]river.InsertManyParams, map[string]int, error) {
+	// First the matches of every event (ends[i] closes event i's run in matched), so
+	// that only the capped endpoints the batch reaches are locked and counted.
 	var (
-		params  []river.InsertManyParams
-		refused map[string]int
 		matched []*Endpoint
+		ends    = make([]int, len(batch))
+		capped  []*Endpoint
 	)
-	for _, ev := range batch {
+	for i, ev := range batch {
 		if ev == nil {
 			return nil, nil, hub.Errorf(hub.InvalidArgument, "webhook: nil event in batch")
 		}
-		var (
-			header map[string]string
-			body   []byte
-			err    error
-		)
 		accepted, known := hub.AcceptedAtFrom(ctx, ev.ID)
 		accepted = ledger.Truncate(accepted)
-		matched = matched[:0]
+		from := len(matched)
 		for _, ep := range eps {
 			if known && ledger.Truncate(ep.CreatedAt).After(accepted) {
 				continue // registered after the event was accepted (H6)
 			}
 			if ep.matches(ev) {
 				matched = append(matched, ep)
+				if t.queuedCap(ep) > 0 && !slices.Contains(capped, ep) {
+					capped = append(capped, ep)
+				}
 			}
 		}
-		if err := t.endpointsCap(ev.TenantID(), len(matched)); err != nil {
+		if err := t.endpointsCap(ev.TenantID(), len(matched)-from); err != nil {
 			return nil, nil, err // before any insert: the whole batch is the caller's again
 		}
-		for _, ep := range matched {
+		ends[i] = len(matched)
+	}
+	room, err := t.room(ctx, tx, capped)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		params  []river.InsertManyParams
+		refused map[string]int
+		from    int
+	)
+	for i, ev := range batch {
+		var (
+			header map[string]string
+			body   []byte
+			err    error
+		)
+		for _, ep := range matched[from:ends[i]] {
 			if r, capped := room[ep.ID]; capped {
 				if r == 0 {
 					if refused == nil {
@@ -271,6 +303,7 @@ func (t *Transport) fanOut(ctx context.Context, q querier, eps []*Endpoint, batc
 				},
 			})
 		}
+		from = ends[i]
 	}
 	return params, refused, nil
 }

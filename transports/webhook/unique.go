@@ -3,7 +3,6 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -237,7 +236,8 @@ func (t *Transport) insertDeliveries(ctx context.Context, tx any, params []river
 	return nil
 }
 
-// queryEach runs a query in tx (a pgx.Tx or *sql.Tx) and calls f with each row's Scan.
+// queryEach runs a query in tx (a pgx.Tx, or a *sql.Tx or any other querier: the
+// ledger's *sql.DB) and calls f with each row's Scan.
 func queryEach(ctx context.Context, tx any, q string, args []any, f func(scan func(...any) error) error) error {
 	var rows interface {
 		Next() bool
@@ -252,7 +252,7 @@ func queryEach(ctx context.Context, tx any, q string, args []any, f func(scan fu
 		}
 		defer r.Close()
 		rows = r
-	case *sql.Tx:
+	case querier:
 		r, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
