@@ -238,6 +238,7 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 		matched []*Endpoint
 		ends    = make([]int, len(batch))
 		capped  []*Endpoint
+		seen    map[*Endpoint]bool // capped's members
 	)
 	for i, ev := range batch {
 		if ev == nil {
@@ -252,7 +253,11 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 			}
 			if ep.matches(ev) {
 				matched = append(matched, ep)
-				if t.queuedCap(ep) > 0 && !slices.Contains(capped, ep) {
+				if t.queuedCap(ep) > 0 && !seen[ep] {
+					if seen == nil {
+						seen = map[*Endpoint]bool{}
+					}
+					seen[ep] = true
 					capped = append(capped, ep)
 				}
 			}
