@@ -55,6 +55,9 @@ const (
 	// the listener and the maintenance services each hold a connection for short
 	// periods; 20 keeps many workers fed without crowding the server.
 	DefaultMaxConns = 20
+	// MinMaxConns is the smallest pool that works: one connection stays with River's
+	// LISTEN, and Open migrates on a second while the first holds the migration lock.
+	MinMaxConns = 2
 
 	// DefaultBusyTimeout is SQLite's wait for a lock held by another process.
 	DefaultBusyTimeout = 10 * time.Second
@@ -107,7 +110,8 @@ type Config struct {
 	CompletedRetention time.Duration `yaml:"completed_retention"`
 	// DiscardedRetention: how long dead jobs stay. Default DefaultDiscardedRetention.
 	DiscardedRetention time.Duration `yaml:"discarded_retention"`
-	// MaxConns: PostgreSQL pool size. Default DefaultMaxConns. SQLite always uses one.
+	// MaxConns: PostgreSQL pool size, at least MinMaxConns. Default DefaultMaxConns.
+	// SQLite always uses one.
 	MaxConns int32 `yaml:"max_conns"`
 	// BusyTimeout: SQLite lock wait. Default DefaultBusyTimeout.
 	BusyTimeout time.Duration `yaml:"busy_timeout"`
@@ -208,8 +212,8 @@ func (c *Config) Validate() error {
 	if c.DiscardedRetention < -1 {
 		bad("DiscardedRetention %s: positive, or -1 to keep forever", c.DiscardedRetention)
 	}
-	if c.MaxConns < 1 {
-		bad("MaxConns %d: at least 1", c.MaxConns)
+	if c.MaxConns < MinMaxConns {
+		bad("MaxConns %d: at least %d (River's listener holds one connection as long as the ledger runs, and opening holds one for the migration lock while migrating on another: with one the hub waits forever)", c.MaxConns, MinMaxConns)
 	}
 	if c.BusyTimeout < 0 {
 		bad("BusyTimeout %s: must not be negative", c.BusyTimeout)

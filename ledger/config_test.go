@@ -50,7 +50,7 @@ func TestConfig(t *testing.T) {
 			"FetchCooldown":        func(c *Config) { c.FetchCooldown = time.Microsecond },
 			"FetchPollInterval":    func(c *Config) { c.FetchPollInterval = time.Millisecond; c.FetchCooldown = 2 * time.Millisecond },
 			"RescueStuckJobsAfter": func(c *Config) { c.RescueStuckJobsAfter = c.JobTimeout },
-			"MaxConns":             func(c *Config) { c.MaxConns = -1 },
+			"MaxConns":             func(c *Config) { c.MaxConns = 1 }, // Open would wait forever
 			"DSN":                  func(c *Config) { c.DSN = "redis://x" },
 			"PresenceInterval":     func(c *Config) { c.PresenceInterval = time.Millisecond },
 			"PresenceGrace":        func(c *Config) { c.PresenceGrace = c.PresenceInterval },

@@ -21,7 +21,7 @@ func TestLintEverySectionProblemAtItsKey(t *testing.T) {
 			[]string{
 				`4:21: store.ledger.fetch_cooldown: ledger: FetchCooldown 1µs: at least 1ms`,
 				`6:30: store.ledger.rescue_stuck_jobs_after: ledger: RescueStuckJobsAfter 5s: must exceed JobTimeout 10s`,
-				`7:16: store.ledger.max_conns: ledger: MaxConns -1: at least 1`,
+				`7:16: store.ledger.max_conns: ledger: MaxConns -1: at least 2 (River's listener holds one connection as long as the ledger runs, and opening holds one for the migration lock while migrating on another: with one the hub waits forever)`,
 				`8:10: store.ledger.dsn: the ledger's database is the store's`,
 			}},
 		{"LedgerUnknownKey", "store:\n  sqlite: a.db\n  ledger:\n    job_timeot: 1s\n",
