@@ -27,9 +27,10 @@ import (
 // outbox, the row is retried with backoff (ResourceExhausted is retryable) and ends
 // dead and resendable if the endpoint never drains; on a direct route the hub retries,
 // then records a hub.transport.failed event. The queued count is read in the insert's
-// transaction, after a lock (see room) that makes concurrent fan-outs to one capped
-// endpoint take turns until each commits: the cap holds exactly, at the price of those
-// fan-outs' transactions queueing on each other (only where a cap is set).
+// transaction and, on PostgreSQL, completed under a lock that makes concurrent
+// fan-outs to one capped endpoint take turns from the lock to their commit, but not
+// while counting (see room): the cap is never passed (only fan-outs reaching a capped
+// endpoint pay for it).
 
 // endpointsCap is the error of an event of tenant matching n endpoints, nil within the cap.
 func (t *Transport) endpointsCap(tenant string, n int) error {
@@ -51,16 +52,22 @@ func (t *Transport) queuedCap(ep *Endpoint) int {
 
 // queued counts ep's waiting deliveries in tx, up to limit+1 (enough to tell "over").
 func (t *Transport) queued(ctx context.Context, tx any, epID string, limit int) (int, error) {
-	match := `args @> jsonb_build_object('endpoint_id', $1::text)` // River's GIN index on args
-	if t.l.Backend() == ledger.SQLite {
-		match = `json_extract(args, '$.endpoint_id') = $1`
-	}
 	var n int
-	err := queryEach(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+t.l.Table("river_job")+`
-		WHERE kind = 'webhook_delivery' AND `+match+`
-		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT $2) q`,
-		[]any{epID, limit + 1}, func(scan func(...any) error) error { return scan(&n) })
+	err := queryEach(ctx, tx, `SELECT `+t.queuedSQL("$1", "$2"), []any{epID, limit + 1},
+		func(scan func(...any) error) error { return scan(&n) })
 	return n, dbErr("count queued deliveries", err)
+}
+
+// queuedSQL is the count of the waiting deliveries of endpoint id, up to limit rows
+// (both SQL expressions).
+func (t *Transport) queuedSQL(id, limit string) string {
+	match := `args @> jsonb_build_object('endpoint_id', ` + id + `::text)` // River's GIN index on args
+	if t.l.Backend() == ledger.SQLite {
+		match = `json_extract(args, '$.endpoint_id') = ` + id
+	}
+	return `(SELECT count(*) FROM (SELECT 1 FROM ` + t.l.Table("river_job") + `
+		WHERE kind = 'webhook_delivery' AND ` + match + `
+		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT ` + limit + `) q)`
 }
 
 // lockQueuedSQL takes a transaction-scoped advisory lock per endpoint id of $1 (by its
@@ -70,37 +77,99 @@ const lockQueuedSQL = `SELECT count(pg_advisory_xact_lock(hashtext('eventhub.web
 	FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS s`
 
 // room returns, for each endpoint of capped (each has a cap), how many deliveries it
-// may still take, counted in tx. On PostgreSQL it first locks the endpoints in tx until
-// tx ends, so a concurrent fan-out to one of them counts only after this one's
-// deliveries are committed (or rolled back) and the cap holds exactly; on SQLite tx is
-// the one writer's and nothing else can insert meanwhile.
-func (t *Transport) room(ctx context.Context, tx any, capped []*Endpoint) (map[string]int, error) {
+// may still take, and, on PostgreSQL, records them as taken when tx commits (take).
+//
+// On SQLite tx is the one writer's: nothing else inserts meanwhile and the count in tx
+// is exact. On PostgreSQL counting under a lock that serializes the fan-outs to an
+// endpoint would make them take turns for as long as each count runs (a backlog of
+// 50 000 waiting deliveries is over 100 ms to count), so the count runs first,
+// unlocked, in one statement with the endpoint's clock (how many deliveries capped
+// fan-outs ever inserted for it, bumped in the inserting transaction). Then the
+// endpoints are locked until tx ends and their clocks read again (a new statement at
+// READ COMMITTED, the default, sees what committed before the lock): every capped insert
+// committed since the count moved the clock, so count + the clock's advance bounds the
+// waiting deliveries from above (deliveries finished since only lower it). The cap is
+// never passed; a fan-out may be refused by what finished during it.
+func (t *Transport) room(ctx context.Context, tx any, capped []*Endpoint) (map[string]int, func(map[string]int) error, error) {
 	if len(capped) == 0 {
-		return nil, nil
-	}
-	if t.l.Backend() == ledger.Postgres {
-		ids := make([]string, len(capped))
-		for i, ep := range capped {
-			ids[i] = ep.ID
-		}
-		err := queryEach(ctx, tx, lockQueuedSQL, []any{ids}, func(scan func(...any) error) error {
-			var n int64
-			return scan(&n)
-		})
-		if err != nil {
-			return nil, dbErr("lock capped endpoints", err)
-		}
+		return nil, nil, nil
 	}
 	out := make(map[string]int, len(capped))
-	for _, ep := range capped {
-		c := t.queuedCap(ep)
-		n, err := t.queued(ctx, tx, ep.ID, c)
-		if err != nil {
-			return nil, err
+	if t.l.Backend() != ledger.Postgres {
+		for _, ep := range capped {
+			c := t.queuedCap(ep)
+			n, err := t.queued(ctx, tx, ep.ID, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			out[ep.ID] = max(0, c-n)
 		}
-		out[ep.ID] = max(0, c-n)
+		return out, nil, nil
 	}
-	return out, nil
+	ids := make([]string, len(capped))
+	limits := make([]int64, len(capped))
+	for i, ep := range capped {
+		ids[i], limits[i] = ep.ID, int64(t.queuedCap(ep))+1
+	}
+	type seen struct{ n, clock int64 }
+	before := make(map[string]seen, len(capped))
+	err := queryEach(ctx, tx, `SELECT e.id, `+t.queuedSQL("e.id", "e.lim")+`,
+		COALESCE((SELECT inserted FROM webhook_cap_clock c WHERE c.endpoint_id = e.id), 0)
+		FROM unnest($1::text[], $2::bigint[]) AS e(id, lim)`, []any{ids, limits},
+		func(scan func(...any) error) error {
+			var id string
+			var s seen
+			if err := scan(&id, &s.n, &s.clock); err != nil {
+				return err
+			}
+			before[id] = s
+			return nil
+		})
+	if err != nil {
+		return nil, nil, dbErr("count queued deliveries", err)
+	}
+	if err := queryEach(ctx, tx, lockQueuedSQL, []any{ids}, func(scan func(...any) error) error {
+		var n int64
+		return scan(&n)
+	}); err != nil {
+		return nil, nil, dbErr("lock capped endpoints", err)
+	}
+	clock := make(map[string]int64, len(capped))
+	err = queryEach(ctx, tx, `SELECT endpoint_id, inserted FROM webhook_cap_clock WHERE endpoint_id = ANY($1::text[])`,
+		[]any{ids}, func(scan func(...any) error) error {
+			var id string
+			var n int64
+			if err := scan(&id, &n); err != nil {
+				return err
+			}
+			clock[id] = n
+			return nil
+		})
+	if err != nil {
+		return nil, nil, dbErr("read cap clocks", err)
+	}
+	for _, ep := range capped {
+		b := before[ep.ID]
+		waiting := b.n + clock[ep.ID] - b.clock
+		out[ep.ID] = int(max(0, int64(t.queuedCap(ep))-waiting))
+	}
+	take := func(taken map[string]int) error {
+		var tids []string
+		var ns []int64
+		for id, n := range taken {
+			if n > 0 {
+				tids, ns = append(tids, id), append(ns, int64(n))
+			}
+		}
+		if len(tids) == 0 {
+			return nil
+		}
+		return dbErr("advance cap clocks", queryEach(ctx, tx, `INSERT INTO webhook_cap_clock (endpoint_id, inserted)
+			SELECT * FROM unnest($1::text[], $2::bigint[])
+			ON CONFLICT (endpoint_id) DO UPDATE SET inserted = webhook_cap_clock.inserted + excluded.inserted`,
+			[]any{tids, ns}, func(func(...any) error) error { return nil }))
+	}
+	return out, take, nil
 }
 
 // overQueued is the error for the endpoints whose cap refused deliveries.

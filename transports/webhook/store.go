@@ -40,6 +40,11 @@ var schemaSQL = []string{
 		trips BIGINT NOT NULL,
 		updated_at BIGINT NOT NULL
 	)`,
+	// The deliveries capped fan-outs inserted per endpoint, ever: fanout.go's room.
+	`CREATE TABLE IF NOT EXISTS webhook_cap_clock (
+		endpoint_id TEXT PRIMARY KEY,
+		inserted BIGINT NOT NULL
+	)`,
 }
 
 // store is the SQL of endpoints and breakers. ring, when set, encrypts the endpoints'
@@ -280,8 +285,10 @@ func (s store) deleteEndpoint(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return hub.Errorf(hub.NotFound, "webhook: endpoint %s not found", id)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_breakers WHERE endpoint_id = $1`, id); err != nil {
-		return dbErr("delete endpoint", err)
+	for _, q := range []string{`DELETE FROM webhook_breakers WHERE endpoint_id = $1`, `DELETE FROM webhook_cap_clock WHERE endpoint_id = $1`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return dbErr("delete endpoint", err)
+		}
 	}
 	return dbErr("delete endpoint", tx.Commit())
 }

@@ -267,9 +267,13 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 		}
 		ends[i] = len(matched)
 	}
-	room, err := t.room(ctx, tx, capped)
+	room, take, err := t.room(ctx, tx, capped)
 	if err != nil {
 		return nil, nil, err
+	}
+	var taken map[string]int // per capped endpoint, the deliveries queued (take's input)
+	if take != nil {
+		taken = make(map[string]int, len(capped))
 	}
 	var (
 		params  []river.InsertManyParams
@@ -292,6 +296,9 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 					continue
 				}
 				room[ep.ID] = r - 1
+				if taken != nil {
+					taken[ep.ID]++
+				}
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
@@ -309,6 +316,11 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 			})
 		}
 		from = ends[i]
+	}
+	if take != nil {
+		if err := take(taken); err != nil {
+			return nil, nil, err
+		}
 	}
 	return params, refused, nil
 }
