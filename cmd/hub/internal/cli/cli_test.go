@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	_ "github.com/koder/eventhub/cmd/hub/internal/modules"
 )
 
@@ -116,4 +118,80 @@ func TestHelpHasExamples(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHelpExampleEventsAreValid checks the data of every event an example in --help
+// publishes or checks (`hub publish --type T --data D`, `hub schema check …`) against
+// the embedded schemas: an example a user copies must be accepted.
+func TestHelpExampleEventsAreValid(t *testing.T) {
+	t.Parallel()
+	var found int
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, line := range strings.Split(strings.ReplaceAll(c.Example, "\\\n", " "), "\n") {
+			args := shellWords(line)
+			if len(args) < 2 || args[0] != "hub" {
+				continue
+			}
+			flags := map[string]string{}
+			for i := 1; i+1 < len(args); i++ {
+				if strings.HasPrefix(args[i], "--") {
+					flags[args[i]] = args[i+1]
+				}
+			}
+			isEvent := args[1] == "publish" || (len(args) > 2 && args[1] == "schema" && args[2] == "check")
+			if !isEvent || flags["--type"] == "" || flags["--data"] == "" {
+				continue
+			}
+			found++
+			check := []string{"schema", "check", "--type", flags["--type"], "--data", flags["--data"]}
+			if r := run(t, nil, check...); r.code != ExitOK {
+				t.Errorf("%s --help example %q: its data is invalid (exit %d)\n%s%s", c.CommandPath(), line, r.code, r.stdout, r.stderr)
+			}
+		}
+		for _, sc := range c.Commands() {
+			walk(sc)
+		}
+	}
+	walk(newRoot(&Env{}))
+	if found < 3 {
+		t.Fatalf("found %d event examples in --help, want at least 3 (root, publish, schema)", found)
+	}
+}
+
+// shellWords splits an example line as sh would for the quoting examples use (single
+// and double quotes, no escapes), dropping a trailing # comment.
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quote, word := false, rune(0), false
+	for _, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, word = r, true
+		case r == ' ' || r == '\t':
+			if word {
+				words, word = append(words, cur.String()), false
+				cur.Reset()
+			}
+		case r == '#' && !word:
+			in = true
+		default:
+			cur.WriteRune(r)
+			word = true
+		}
+		if in {
+			break
+		}
+	}
+	if word {
+		words = append(words, cur.String())
+	}
+	return words
 }

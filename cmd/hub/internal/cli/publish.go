@@ -42,7 +42,7 @@ Exit codes: 0 accepted (202), 1 rejected (4xx, the problem details are printed),
 5 the credential was refused (401, 403), 3 the ingress is unreachable, answered 5xx or
 429 (retry later), 2 usage.`,
 		Example: `  hub publish --type identity.user.erased --tenant acme \
-    --data '{"user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'
+    --data '{"erasure_id":"era_1","user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'
   hub publish --file event.json
   hub publish --file batch.json --url http://hub.internal:8080/events
   cat event.json | hub publish --file -`,

@@ -95,7 +95,7 @@ to a running hub's ingress and admin API.
 		Example: `  hub run                         # embedded default: SQLite under ./data, ingress :8080, admin :8081 on loopback
   hub run -c hub.yaml             # your config
   hub lint hub.yaml               # check a config without connecting anywhere
-  hub publish --type identity.user.erased --tenant acme --data '{"user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'`,
+  hub publish --type identity.user.erased --tenant acme --data '{"erasure_id":"era_1","user_id":"u1"}'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,

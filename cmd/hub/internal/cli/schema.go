@@ -21,7 +21,7 @@ func newSchemaCmd(env *Env) *cobra.Command {
 		Short: "List the payload schemas, or check data against them",
 		Example: `  hub schema list
   hub schema list -c hub.yaml
-  hub schema check --type identity.user.erased --data '{"user_id":"u1"}'
+  hub schema check --type identity.user.erased --data '{"erasure_id":"era_1","user_id":"u1"}'
   hub schema check --file event.json`,
 	}
 	cmd.PersistentFlags().StringVarP(&cfgPath, "config", "c", "", "config file whose schemas to add (default: the embedded default's)")
@@ -65,7 +65,7 @@ func newSchemaCmd(env *Env) *cobra.Command {
 		Short: "Validate event data (or a CloudEvent JSON file) against its schema",
 		Long: `check validates data against the registered schema of its type and version, the check
 Publish and the ingress make, and prints every failing field. Exit 0 valid, 1 invalid.`,
-		Example: `  hub schema check --type identity.user.erased --data '{"user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'
+		Example: `  hub schema check --type identity.user.erased --data '{"erasure_id":"era_1","user_id":"u1","erased_at":"2026-01-01T00:00:00Z"}'
   hub schema check --file event.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
