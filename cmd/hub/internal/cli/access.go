@@ -55,14 +55,16 @@ working for --grace (default auth.api_keys.rotate_grace, 24h).`,
 	create.Flags().StringSliceVar(&types, "types", nil, "event type patterns the key may publish (default: every type)")
 	create.Flags().StringVar(&expiresIn, "expires-in", "", "end the key after this long (e.g. 2160h)")
 	create.Flags().StringVar(&expiresAt, "expires-at", "", "end the key at this RFC 3339 time")
-	list := sub("list", "List keys in creation order (never their secrets)", "  hub keys list --tenant acme --include-revoked", cobra.NoArgs,
+	var output string
+	list := sub("list", "List keys in creation order (never their secrets)", "  hub keys list --tenant acme --include-revoked\n  hub keys list -o table", cobra.NoArgs,
 		func(cmd *cobra.Command, a []string) error {
 			q := query("tenant", tenant, "after", after, "limit", strconv.Itoa(limit))
 			if revoked {
 				q.Set("include_revoked", "true")
 			}
-			return c.do(cmd, http.MethodGet, "/keys", q, nil)
+			return c.list(cmd, output, keysTable, "/keys", q)
 		})
+	outputFlag(list, &output)
 	list.Flags().StringVar(&tenant, "tenant", "", "only this tenant's keys")
 	list.Flags().BoolVar(&revoked, "include-revoked", false, "list revoked keys too")
 	list.Flags().IntVar(&limit, "limit", 100, "keys per page")
@@ -83,7 +85,7 @@ working for --grace (default auth.api_keys.rotate_grace, 24h).`,
 }
 
 func newAuditCmd(env *Env) *cobra.Command {
-	var tenant, actor, action, object, since, until, before string
+	var tenant, actor, action, object, since, until, before, output string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -93,15 +95,17 @@ func newAuditCmd(env *Env) *cobra.Command {
 outcome (ok, denied, error). A tenant-scoped token sees its own tenant's records only.
 Page on with --before (the "next" of the previous answer).`,
 		Example: `  hub audit --limit 20
+  hub audit -o table
   hub audit --tenant acme --action key.create
   hub audit --object endpoint/ep_01J... --since 2026-01-01T00:00:00Z`,
 		Args: cobra.NoArgs,
 	}
 	c := adminFlags(cmd, env)
 	cmd.RunE = func(cmd *cobra.Command, a []string) error {
-		return c.do(cmd, http.MethodGet, "/audit", query("tenant", tenant, "actor", actor, "action", action, "object", object,
-			"since", since, "until", until, "before", before, "limit", strconv.Itoa(limit)), nil)
+		return c.list(cmd, output, auditTable, "/audit", query("tenant", tenant, "actor", actor, "action", action, "object", object,
+			"since", since, "until", until, "before", before, "limit", strconv.Itoa(limit)))
 	}
+	outputFlag(cmd, &output)
 	fl := cmd.Flags()
 	fl.StringVar(&tenant, "tenant", "", "records concerning this tenant")
 	fl.StringVar(&actor, "actor", "", "records of this credential id (a token id, a key id)")

@@ -58,6 +58,22 @@ func (c *adminClient) url(path string, q url.Values) string {
 
 // do sends a request and prints the JSON answer indented. Status codes map to exit codes.
 func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, body any) error {
+	return c.call(cmd, method, path, q, body, nil)
+}
+
+// list is do for a list command with -o: output "table" prints a 2xx answer as tbl.
+func (c *adminClient) list(cmd *cobra.Command, output string, tbl table, path string, q url.Values) error {
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	if output == "table" {
+		return c.call(cmd, http.MethodGet, path, q, nil, &tbl)
+	}
+	return c.call(cmd, http.MethodGet, path, q, nil, nil)
+}
+
+// call is do, printing a 2xx answer as tbl when tbl is set.
+func (c *adminClient) call(cmd *cobra.Command, method, path string, q url.Values, body any, tbl *table) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -91,12 +107,14 @@ func (c *adminClient) do(cmd *cobra.Command, method, path string, q url.Values, 
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, out, "", "  ") == nil {
-		out = pretty.Bytes()
-	}
-	if len(bytes.TrimSpace(out)) > 0 {
-		fmt.Fprintln(c.env.Stdout, strings.TrimSpace(string(out)))
+	if tbl == nil || resp.StatusCode/100 != 2 || tbl.print(c.env.Stdout, out) != nil {
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, out, "", "  ") == nil {
+			out = pretty.Bytes()
+		}
+		if len(bytes.TrimSpace(out)) > 0 {
+			fmt.Fprintln(c.env.Stdout, strings.TrimSpace(string(out)))
+		}
 	}
 	switch {
 	case resp.StatusCode/100 == 2:

@@ -29,11 +29,13 @@ config (e.g. redis); the DLQ is its <stream>:dlq stream or dead-letter queue.`,
 	c := adminFlags(cmd, env)
 	var limit int
 	var all bool
-	list := sub("list <transport>", "List dead-lettered entries", "  hub dlq list redis --limit 20", cobra.ExactArgs(1),
+	var output string
+	list := sub("list <transport>", "List dead-lettered entries", "  hub dlq list redis --limit 20\n  hub dlq list redis -o table", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, a []string) error {
-			return c.do(cmd, http.MethodGet, "/dlq/"+url.PathEscape(a[0]), query("limit", strconv.Itoa(limit)), nil)
+			return c.list(cmd, output, dlqTable, "/dlq/"+url.PathEscape(a[0]), query("limit", strconv.Itoa(limit)))
 		})
 	list.Flags().IntVar(&limit, "limit", 100, "maximum entries")
+	outputFlag(list, &output)
 	inspect := sub("inspect <transport> <id>", "Show one dead-lettered entry with its error", "  hub dlq inspect redis 1717171717171-0", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, a []string) error {
 			return c.do(cmd, http.MethodGet, "/dlq/"+url.PathEscape(a[0])+"/"+url.PathEscape(a[1]), nil, nil)
@@ -80,6 +82,7 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 	var epURL, tenant, secret string
 	var types []string
 	var enable, disable bool
+	var output string
 	var ctl controlFlags
 	var ctlErr error
 	body := func(cmd *cobra.Command) map[string]any {
@@ -151,10 +154,11 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 			return c.do(cmd, http.MethodPost, "/endpoints/"+url.PathEscape(a[0])+"/rotate", nil, map[string]any{"grace": grace})
 		})
 	rotate.Flags().StringVar(&grace, "grace", "", "how long the old secret keeps signing (default: the transport's)")
-	cmd.AddCommand(
-		sub("list", "List endpoints", "  hub endpoints list", cobra.NoArgs, func(cmd *cobra.Command, a []string) error {
-			return c.do(cmd, http.MethodGet, "/endpoints", nil, nil)
-		}),
+	list := sub("list", "List endpoints", "  hub endpoints list\n  hub endpoints list -o table", cobra.NoArgs, func(cmd *cobra.Command, a []string) error {
+		return c.list(cmd, output, endpointsTable, "/endpoints", nil)
+	})
+	outputFlag(list, &output)
+	cmd.AddCommand(list,
 		sub("get <id>", "Show one endpoint", "  hub endpoints get ep_01J...", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
 			return c.do(cmd, http.MethodGet, "/endpoints/"+url.PathEscape(a[0]), nil, nil)
 		}),
@@ -176,12 +180,13 @@ func newDeliveriesCmd(env *Env) *cobra.Command {
   hub deliveries resend --endpoint ep_01J... --since 2026-01-01T00:00:00Z`,
 	}
 	c := adminFlags(cmd, env)
-	var endpoint, status, since, until string
+	var endpoint, status, since, until, output string
 	var limit int
-	list := sub("list", "List deliveries, newest first", "  hub deliveries list --endpoint ep_01J... --status dead", cobra.NoArgs,
+	list := sub("list", "List deliveries, newest first", "  hub deliveries list --endpoint ep_01J... --status dead\n  hub deliveries list --status retrying -o table", cobra.NoArgs,
 		func(cmd *cobra.Command, a []string) error {
-			return c.do(cmd, http.MethodGet, "/deliveries", query("endpoint", endpoint, "status", status, "since", since, "until", until, "limit", strconv.Itoa(limit)), nil)
+			return c.list(cmd, output, deliveriesTable, "/deliveries", query("endpoint", endpoint, "status", status, "since", since, "until", until, "limit", strconv.Itoa(limit)))
 		})
+	outputFlag(list, &output)
 	list.Flags().StringVar(&endpoint, "endpoint", "", "endpoint id")
 	list.Flags().StringVar(&status, "status", "", "pending, delivered, retrying, dead")
 	list.Flags().StringVar(&since, "since", "", "RFC 3339 time")
@@ -215,13 +220,14 @@ func newOutboxCmd(env *Env) *cobra.Command {
   hub outbox resend --destination redis --all`,
 	}
 	c := adminFlags(cmd, env)
-	var dest string
+	var dest, output string
 	var all bool
 	var limit int
-	dead := sub("dead", "List dead rows with their errors", "  hub outbox dead --destination redis", cobra.NoArgs,
+	dead := sub("dead", "List dead rows with their errors", "  hub outbox dead --destination redis\n  hub outbox dead -o table", cobra.NoArgs,
 		func(cmd *cobra.Command, a []string) error {
-			return c.do(cmd, http.MethodGet, "/outbox/dead", query("destination", dest, "limit", strconv.Itoa(limit)), nil)
+			return c.list(cmd, output, outboxDeadTable, "/outbox/dead", query("destination", dest, "limit", strconv.Itoa(limit)))
 		})
+	outputFlag(dead, &output)
 	dead.Flags().StringVar(&dest, "destination", "", "transport name")
 	dead.Flags().IntVar(&limit, "limit", 100, "maximum rows")
 	resend := sub("resend [id...]", "Deliver dead rows again", "  hub outbox resend 17\n  hub outbox resend --destination redis --all", cobra.ArbitraryArgs,
@@ -233,9 +239,10 @@ func newOutboxCmd(env *Env) *cobra.Command {
 		})
 	resend.Flags().StringVar(&dest, "destination", "", "transport name (with --all)")
 	resend.Flags().BoolVar(&all, "all", false, "every dead row (of --destination)")
-	cmd.AddCommand(
-		sub("counts", "Pending and dead rows per destination", "  hub outbox counts", cobra.NoArgs, func(cmd *cobra.Command, a []string) error {
-			return c.do(cmd, http.MethodGet, "/outbox", nil, nil)
-		}), dead, resend)
+	counts := sub("counts", "Pending and dead rows per destination", "  hub outbox counts\n  hub outbox counts -o table", cobra.NoArgs, func(cmd *cobra.Command, a []string) error {
+		return c.list(cmd, output, outboxCountsTable, "/outbox", nil)
+	})
+	outputFlag(counts, &output)
+	cmd.AddCommand(counts, dead, resend)
 	return cmd
 }
