@@ -341,6 +341,15 @@ func TestUI_Console(t *testing.T) {
 	if desc := get(t, ctx, "chart description", chromedp.TextContent(chromedp.ID("c-deliveries-d"))); !strings.Contains(desc, "Now:") {
 		t.Fatalf("chart description %q", desc)
 	}
+	// Every line drawn has its colour key beside its figure under the chart (the legend).
+	unkeyed := get(t, ctx, "chart legends", chromedp.Evaluate[[]string](`[...document.querySelectorAll("section.card")].flatMap(card => {
+		const keys = new Set([...card.querySelectorAll(".stats .key")].map(k => [...k.classList].find(c => /^s[0-9]$/.test(c))));
+		return [...card.querySelectorAll("svg.chart polyline")].map(l => [...l.classList].find(c => /^s[0-9]$/.test(c)))
+			.filter(c => !keys.has(c)).map(c => card.getAttribute("aria-label") + ": " + c);
+	})`))
+	if len(unkeyed) > 0 {
+		t.Fatalf("chart lines without a key under their chart: %v", unkeyed)
+	}
 	checkA11y(t, ctx)
 	screenshot(t, ctx, "overview")
 	do(t, ctx, "deliveries", chromedp.Navigate(h.base+"/ui/deliveries"), chromedp.WaitVisible(chromedp.ID("delivery-rows")))
