@@ -122,7 +122,7 @@ func buildModule[M any](f *config.File, env config.Lookup, logger *slog.Logger, 
 	info, ok := registry.Lookup(id)
 	if !ok {
 		return zero, id, config.Problems{at(f, valueNode(sec.Node, "type"), path+".type",
-			"unknown %s type %q (known: %s)", ns, sec.Type, strings.Join(registry.Names(ns), ", "))}
+			"unknown %s type %q%s (known: %s)", ns, sec.Type, config.DidYouMean(sec.Type, registry.Names(ns)), strings.Join(registry.Names(ns), ", "))}
 	}
 	mod := info.New()
 	typed, ok := mod.(M)

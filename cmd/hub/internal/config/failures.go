@@ -64,7 +64,7 @@ func (c *Config) validateFailures() error {
 		}
 	case f.To != "":
 		if _, ok := c.Transports[f.To]; !ok {
-			errs = append(errs, Field("to", "unknown transport %q (defined: %s; or %q)", f.To, strings.Join(sortedKeys(c.Transports), ", "), FailuresOff))
+			errs = append(errs, Field("to", "unknown transport %q%s (defined: %s; or %q)", f.To, DidYouMean(f.To, sortedKeys(c.Transports)), strings.Join(sortedKeys(c.Transports), ", "), FailuresOff))
 		}
 		if f.Stream != "" {
 			errs = append(errs, Field("stream", "stream names the default sink's stream; transport %q writes where its own section says", f.To))

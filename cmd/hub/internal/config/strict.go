@@ -140,7 +140,7 @@ func (d *Decoder) check(n *yaml.Node, path string, t reflect.Type) {
 			d.Pos[join(path, k.Value)+"#key"] = k
 			f, ok := fields[k.Value]
 			if !ok {
-				d.add(k, join(path, k.Value), "unknown key %q (known keys: %s)", k.Value, knownKeys(fields))
+				d.add(k, join(path, k.Value), "unknown key %q%s (known keys: %s)", k.Value, DidYouMean(k.Value, sortedKeys(fields)), knownKeys(fields))
 				continue
 			}
 			d.check(v, join(path, k.Value), f)
@@ -237,14 +237,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-func knownKeys(m map[string]reflect.Type) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
-}
+func knownKeys(m map[string]reflect.Type) string { return strings.Join(sortedKeys(m), ", ") }
 
 // Keys lists the YAML keys a struct value accepts (what strict decoding allows), with
 // the Go type of each, sorted: `hub modules --keys` prints them.
