@@ -93,6 +93,7 @@ to a running hub's ingress and admin API.
 
 ` + exitCodesHelp,
 		Example: `  hub run                         # embedded default: SQLite under ./data, ingress :8080, admin :8081 on loopback
+  hub init                        # write the embedded default to hub.yaml, to edit
   hub run -c hub.yaml             # your config
   hub lint hub.yaml               # check a config without connecting anywhere
   hub publish --type identity.user.erased --tenant acme --data '{"erasure_id":"era_1","user_id":"u1"}'`,
@@ -105,6 +106,7 @@ to a running hub's ingress and admin API.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	root.AddCommand(
 		newRunCmd(env, g),
+		newInitCmd(env),
 		newLintCmd(env),
 		newModulesCmd(env),
 		newVersionCmd(env),
