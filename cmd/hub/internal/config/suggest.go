@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,10 +16,41 @@ func DidYouMean(word string, candidates []string) string {
 	return ""
 }
 
+// synonyms are the names other tools give a few of our keys, tried when no key is
+// spelt close to the word.
+var synonyms = map[string]string{
+	"addr": "listen", "address": "listen", "bind": "listen", "listen_addr": "listen",
+	"dsn": "url", "uri": "url", "endpoint": "url",
+	"topic": "stream",
+}
+
 // suggest returns the candidate closest to word: equal once case, "_" and "-" are
 // ignored, else the nearest by edit distance within a third of word's length (at least
-// 1), ties to the first in candidates' order; "" when none is that close.
+// 1), ties to the first in candidates' order, else the key synonyms names for word when
+// it is a candidate, else the one key word is the first part of; "" when none is that
+// close.
 func suggest(word string, candidates []string) string {
+	if s := closest(word, candidates); s != "" {
+		return s
+	}
+	if s, ok := synonyms[strings.ToLower(word)]; ok && slices.Contains(candidates, s) {
+		return s
+	}
+	// A word that is the first part of exactly one key ("retry" for retry_schedule).
+	var only string
+	for _, c := range candidates {
+		if strings.HasPrefix(c, strings.ToLower(word)+"_") {
+			if only != "" {
+				return ""
+			}
+			only = c
+		}
+	}
+	return only
+}
+
+// closest is suggest's spelling part.
+func closest(word string, candidates []string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
 	}

@@ -4,7 +4,7 @@ import "testing"
 
 func TestSuggest(t *testing.T) {
 	t.Parallel()
-	keys := []string{"listen", "max_batch", "max_len", "min_id_age", "stream", "url"}
+	keys := []string{"listen", "max_batch", "max_len", "min_id_age", "retry_schedule", "stream", "url"}
 	for word, want := range map[string]string{
 		"maxlen":  "max_len", // the separator left out
 		"max-len": "max_len",
@@ -12,8 +12,12 @@ func TestSuggest(t *testing.T) {
 		"max_lne": "max_len", // two letters swapped
 		"strem":   "stream",
 		"ur":      "url",
-		"retry":   "", // nothing close: no guess
-		"addr":    "",
+		"retry":   "retry_schedule", // the first part of one key
+		"max":     "",               // the first part of three: no guess
+		"queue":   "",               // nothing close: no guess
+		"addr":    "listen",         // another tool's name for the key
+		"dsn":     "url",
+		"topic":   "stream",
 		"url":     "", // itself is not a suggestion
 	} {
 		if got := suggest(word, keys); got != want {
