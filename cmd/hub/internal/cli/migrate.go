@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/schollz/progressbar/v3"
@@ -12,6 +16,7 @@ import (
 
 	hubstreams "github.com/koder/eventhub/streams"
 	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 	"github.com/koder/eventhub/transports/redisstream"
 )
 
@@ -61,12 +66,11 @@ database unreachable, 2 usage.`,
 			if err := rdb.Ping(cmd.Context()).Err(); err != nil {
 				return exitf(ExitUnavailable, "redis %s: %v", hubstreams.Redact(redisURL), err)
 			}
-			r, err := openKDBReader(cmd.Context(), env, kdb, "")
+			eng, closeEng, err := openMigrateTarget(cmd.Context(), env, kdb, dryRun)
 			if err != nil {
 				return exitf(ExitUnavailable, "kdbstream: %v", err)
 			}
-			defer r.close()
-			eng := r.(kdbReader).eng
+			defer closeEng()
 			rep, err := kdbstream.Migrate(cmd.Context(), rdb, eng, kdbstream.MigrateOptions{
 				Streams: streams, DryRun: dryRun, BatchSize: batch, Progress: migrateProgress(env.Stderr)})
 			if rep != nil {
@@ -173,4 +177,33 @@ func progressLines(w io.Writer) func(kdbstream.Progress) {
 		last = pct / 10
 		fmt.Fprintf(w, "migrating %s: %d of %d entries and pending entries (%d%%)\n", p.Stream, p.Done, p.Total, pct)
 	}
+}
+
+// openMigrateTarget opens the engine redis-to-kdb copies into. A SQLite target that
+// does not exist yet is created, its directory too (a fresh kdbstream is the usual
+// target); a dry run, which writes nothing, reads a throwaway empty database in its
+// place instead, so it reports everything as to be copied.
+func openMigrateTarget(ctx context.Context, env *Env, target string, dryRun bool) (*engine.Engine, func(), error) {
+	url, path := kdbTarget(env, target)
+	cleanup := func() {}
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if dryRun {
+				dir, err := os.MkdirTemp("", "hub-migrate-dry-run-")
+				if err != nil {
+					return nil, nil, err
+				}
+				cleanup = func() { _ = os.RemoveAll(dir) }
+				url = "sqlite://" + filepath.Join(dir, "hub.db")
+			} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	eng, err := kdbstream.OpenEngine(ctx, url)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return eng, func() { _ = eng.Close(); cleanup() }, nil
 }

@@ -3,7 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,4 +84,51 @@ func TestR9_MigrateProgress(t *testing.T) {
 			t.Fatal("a buffer counted as a terminal")
 		}
 	})
+}
+
+// TestR9_MigrateTargetThatDoesNotExist: a dry run against a SQLite target that does not
+// exist reports every entry as to be copied and creates nothing; the migration itself
+// creates the file and its directory; tail refuses a missing database instead of
+// creating an empty one.
+func TestR9_MigrateTargetThatDoesNotExist(t *testing.T) {
+	t.Parallel()
+	url := testenv.RedisURL(t)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	stream := "mig." + testenv.Name(t)
+	t.Cleanup(func() { rdb.Del(context.Background(), stream) })
+	for i := range 7 {
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"i", fmt.Sprint(i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "fresh", "data")
+	db := filepath.Join(dir, "hub.db")
+
+	res := run(t, nil, "migrate", "redis-to-kdb", "--redis", url, "--stream", stream, "--kdb", db, "--dry-run", "--json")
+	if res.code != ExitOK || !strings.Contains(res.stdout, `"SourceLength":7`) {
+		t.Fatalf("dry run: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the dry run created %s (err %v)", filepath.Dir(dir), err)
+	}
+	if res := run(t, nil, "tail", "--kdb", db, "--stream", stream, "--no-follow"); res.code != ExitUnavailable ||
+		!strings.Contains(res.stderr, "no kdbstream database") {
+		t.Fatalf("tail of a missing database: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("tail created the database it was asked to read")
+	}
+	if res := run(t, nil, "migrate", "redis-to-kdb", "--redis", url, "--stream", stream, "--kdb", db); res.code != ExitOK {
+		t.Fatalf("migrate into a new directory: exit %d, stderr %s", res.code, res.stderr)
+	}
+	if res := run(t, nil, "tail", "--kdb", db, "--stream", stream, "--from", "0", "--no-follow"); res.code != ExitOK ||
+		strings.Count(res.stdout, "\n") != 7 {
+		t.Fatalf("tail after the migration: exit %d, %d lines, stderr %q", res.code, strings.Count(res.stdout, "\n"), res.stderr)
+	}
 }

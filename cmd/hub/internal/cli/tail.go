@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -159,6 +161,23 @@ type kdbReader struct {
 }
 
 func openKDBReader(ctx context.Context, env *Env, target, stream string) (reader, error) {
+	url, path := kdbTarget(env, target)
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			// Opening it would create an empty database: tail reads, it makes nothing.
+			return nil, fmt.Errorf("no kdbstream database at %s (run this where the hub runs, set HUB_DATA_DIR, or give --kdb)", path)
+		}
+	}
+	eng, err := kdbstream.OpenEngine(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return kdbReader{eng, stream}, nil
+}
+
+// kdbTarget is the --kdb flag as an engine URL; path is set when it names a SQLite
+// file by its path (the default: the embedded default's $HUB_DATA_DIR/hub.db).
+func kdbTarget(env *Env, target string) (url, path string) {
 	if target == "" {
 		dir, _ := env.Lookup("HUB_DATA_DIR")
 		if dir == "" {
@@ -166,14 +185,10 @@ func openKDBReader(ctx context.Context, env *Env, target, stream string) (reader
 		}
 		target = filepath.Join(dir, "hub.db")
 	}
-	if !strings.Contains(target, "://") {
-		target = "sqlite://" + target
+	if strings.Contains(target, "://") {
+		return target, ""
 	}
-	eng, err := kdbstream.OpenEngine(ctx, target)
-	if err != nil {
-		return nil, err
-	}
-	return kdbReader{eng, stream}, nil
+	return "sqlite://" + target, target
 }
 
 func (k kdbReader) last(ctx context.Context) (string, error) {
