@@ -4,9 +4,11 @@ package hatest
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -57,6 +60,25 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	o.add(req)
+	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// otlpGRPC is the same receiver as an OTLP/gRPC trace service.
+type otlpGRPC struct {
+	collectortrace.UnimplementedTraceServiceServer
+	o *otlpReceiver
+}
+
+func (g otlpGRPC) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	g.o.add(req)
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// add records the spans of one export.
+func (o *otlpReceiver) add(req *collectortrace.ExportTraceServiceRequest) {
 	o.mu.Lock()
 	for _, rs := range req.ResourceSpans {
 		instance := ""
@@ -73,9 +95,6 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	o.mu.Unlock()
-	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
 }
 
 // trace returns the spans of the trace that contains a span named name... and whose
@@ -112,11 +131,36 @@ func (o *otlpReceiver) trace(want ...string) []receivedSpan {
 // handler span ("process source", the kdbstream source reading the stream back, also a
 // child of that publish), and the handler's own publish, with the replica's instance
 // id on the resource.
+//
+// It runs once per OTLP protocol the binary speaks: http/protobuf (the default) and
+// grpc.
 func TestHA_OTLP(t *testing.T) {
 	t.Parallel()
-	rcv := &otlpReceiver{}
-	srv := httptest.NewServer(rcv)
-	t.Cleanup(srv.Close)
+	t.Run("HTTP", func(t *testing.T) {
+		t.Parallel()
+		rcv := &otlpReceiver{}
+		srv := httptest.NewServer(rcv)
+		t.Cleanup(srv.Close)
+		testOTLP(t, rcv, "OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL)
+	})
+	t.Run("GRPC", func(t *testing.T) {
+		t.Parallel()
+		rcv := &otlpReceiver{}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := grpc.NewServer()
+		collectortrace.RegisterTraceServiceServer(gs, otlpGRPC{o: rcv})
+		go func() { _ = gs.Serve(ln) }()
+		t.Cleanup(gs.Stop)
+		// An http:// endpoint is plaintext gRPC (the exporter's rule).
+		testOTLP(t, rcv, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+	})
+}
+
+// testOTLP is TestHA_OTLP against rcv, the exporter configured by env.
+func testOTLP(t *testing.T, rcv *otlpReceiver, env ...string) {
 	dir := t.TempDir()
 	bin := buildHub(t, dir)
 	r := &replica{tb: t, name: "otlp", bin: bin, dir: dir, ingress: freeAddr(t), admin: freeAddr(t)}
@@ -141,7 +185,7 @@ admin: {listen: "%[4]s"}
 `, filepath.Join(dir, "hub.db"), r.ingress, consumer, r.admin)
 	}
 	t.Cleanup(r.stopAtCleanup)
-	r.env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_BSP_SCHEDULE_DELAY=100"} // ms: export soon after each span
+	r.env = append(env, "OTEL_BSP_SCHEDULE_DELAY=100") // ms: export soon after each span
 	r.start()
 
 	if status, body, err := postJSON("http://"+r.ingress+"/events", erasedEvent(cloudevent.NewID())); err != nil || status != http.StatusAccepted {

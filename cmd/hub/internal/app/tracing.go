@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -32,10 +33,11 @@ const (
 // each consumer handler: hub/tracing.go) leave the process; without one it does nothing
 // and the spans stay no-ops. The resource names the service (OTEL_SERVICE_NAME, default
 // "eventhub"; OTEL_RESOURCE_ATTRIBUTES adds more) and the replica (service.instance.id
-// = the instance id), so a trace crossing replicas shows which one did what. Only the
-// http/protobuf protocol is built in (the OTLP default; collectors accept it on 4318):
-// asking for grpc is a start error rather than a silent fallback. The returned function
-// flushes and stops the exporter.
+// = the instance id), so a trace crossing replicas shows which one did what. The
+// protocol (OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL) is http/protobuf by default (the OTLP
+// default; collectors take it on 4318) or grpc (4317; an http:// endpoint is plaintext,
+// https:// TLS); http/json, which the Go exporters do not offer, is a start error
+// rather than a silent fallback. The returned function flushes and stops the exporter.
 func startTracing(ctx context.Context, c *config.Config, env config.Lookup, log *slog.Logger) (func(context.Context) error, error) {
 	get := func(k string) string { v, _ := env(k); return strings.TrimSpace(v) }
 	endpoint := get(envOTLPTracesEndpoint)
@@ -49,10 +51,17 @@ func startTracing(ctx context.Context, c *config.Config, env config.Lookup, log 
 	if protocol == "" {
 		protocol = get(envOTLPProtocol)
 	}
-	if protocol != "" && protocol != "http/protobuf" {
-		return nil, errors.New("tracing: OTLP protocol " + protocol + " is not supported: use http/protobuf (the default, port 4318 on a collector)")
+	var exp sdktrace.SpanExporter
+	var err error
+	switch protocol {
+	case "", "http/protobuf":
+		protocol = "http/protobuf"
+		exp, err = otlptracehttp.New(ctx)
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, errors.New("tracing: OTLP protocol " + protocol + " is not supported: use http/protobuf (the default, port 4318 on a collector) or grpc (4317)")
 	}
-	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +75,6 @@ func startTracing(ctx context.Context, c *config.Config, env config.Lookup, log 
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	log.Info("tracing: exporting spans over OTLP/HTTP", "endpoint", endpoint)
+	log.Info("tracing: exporting spans over OTLP", "endpoint", endpoint, "protocol", protocol)
 	return tp.Shutdown, nil
 }

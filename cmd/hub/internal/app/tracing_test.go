@@ -31,8 +31,8 @@ func TestHA_TracingConfig(t *testing.T) {
 		}
 	}
 	_, err := startTracing(context.Background(), &config.Config{}, lookup(map[string]string{
-		envOTLPTracesEndpoint: "http://127.0.0.1:1", envOTLPProtocol: "grpc"}), log)
-	if err == nil || !strings.Contains(err.Error(), "http/protobuf") {
-		t.Fatalf("grpc protocol: %v, want an error naming http/protobuf", err)
+		envOTLPTracesEndpoint: "http://127.0.0.1:1", envOTLPProtocol: "http/json"}), log)
+	if err == nil || !strings.Contains(err.Error(), "http/protobuf") || !strings.Contains(err.Error(), "grpc") {
+		t.Fatalf("http/json protocol: %v, want an error naming http/protobuf and grpc", err)
 	}
 }
