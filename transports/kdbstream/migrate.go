@@ -43,27 +43,27 @@ type Progress struct {
 
 // MigrateReport is what Migrate did (or, in a dry run, would do) per stream.
 type MigrateReport struct {
-	DryRun  bool
-	Streams []StreamReport
+	DryRun  bool           `json:"dry_run"`
+	Streams []StreamReport `json:"streams"`
 }
 
 // StreamReport is one stream's migration.
 type StreamReport struct {
-	Stream       string
-	ResumedAfter string // the target's last id when a previous run had copied part of it
-	Copied       int64  // entries copied by this run (would copy, in a dry run)
-	SourceLength int64
-	TargetLength int64 // after the run (0 in a dry run)
-	Groups       []GroupReport
-	Problems     []string // verification differences; empty when the copy matches
+	Stream       string        `json:"stream"`
+	ResumedAfter string        `json:"resumed_after,omitempty"` // the target's last id when a previous run had copied part of it
+	Copied       int64         `json:"copied"`                  // entries copied by this run (would copy, in a dry run)
+	SourceLength int64         `json:"source_length"`
+	TargetLength int64         `json:"target_length"` // after the run (0 in a dry run)
+	Groups       []GroupReport `json:"groups"`
+	Problems     []string      `json:"problems"` // verification differences; empty when the copy matches
 }
 
 // GroupReport is one group's migrated state.
 type GroupReport struct {
-	Name            string
-	LastDeliveredID string
-	Consumers       int
-	Pending         int64
+	Name            string `json:"name"`
+	LastDeliveredID string `json:"last_delivered_id"`
+	Consumers       int    `json:"consumers"`
+	Pending         int64  `json:"pending"`
 }
 
 // OK reports whether every stream verified.

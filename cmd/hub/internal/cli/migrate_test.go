@@ -111,7 +111,7 @@ func TestR9_MigrateTargetThatDoesNotExist(t *testing.T) {
 	db := filepath.Join(dir, "hub.db")
 
 	res := run(t, nil, "migrate", "redis-to-kdb", "--redis", url, "--stream", stream, "--kdb", db, "--dry-run", "--json")
-	if res.code != ExitOK || !strings.Contains(res.stdout, `"SourceLength":7`) {
+	if res.code != ExitOK || !strings.Contains(res.stdout, `"source_length":7`) {
 		t.Fatalf("dry run: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
 	}
 	if _, err := os.Stat(filepath.Dir(dir)); !errors.Is(err, fs.ErrNotExist) {
