@@ -24,21 +24,7 @@ func TestR9_MigrateProgress(t *testing.T) {
 
 	t.Run("PlainLinesOffTerminal", func(t *testing.T) {
 		t.Parallel()
-		url := testenv.RedisURL(t)
-		opts, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(opts)
-		t.Cleanup(func() { _ = rdb.Close() })
-		ctx := context.Background()
-		stream := "mig." + testenv.Name(t)
-		t.Cleanup(func() { rdb.Del(context.Background(), stream) })
-		for i := range 25 {
-			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"i", fmt.Sprint(i)}}).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		url, stream := redisStream(t, 25)
 		res := run(t, nil, "migrate", "redis-to-kdb", "--redis", url, "--stream", stream,
 			"--kdb", filepath.Join(t.TempDir(), "hub.db"), "--batch", "5")
 		if res.code != ExitOK {
@@ -92,21 +78,7 @@ func TestR9_MigrateProgress(t *testing.T) {
 // creating an empty one.
 func TestR9_MigrateTargetThatDoesNotExist(t *testing.T) {
 	t.Parallel()
-	url := testenv.RedisURL(t)
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
-	ctx := context.Background()
-	stream := "mig." + testenv.Name(t)
-	t.Cleanup(func() { rdb.Del(context.Background(), stream) })
-	for i := range 7 {
-		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"i", fmt.Sprint(i)}}).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	url, stream := redisStream(t, 7)
 	dir := filepath.Join(t.TempDir(), "fresh", "data")
 	db := filepath.Join(dir, "hub.db")
 
@@ -131,4 +103,25 @@ func TestR9_MigrateTargetThatDoesNotExist(t *testing.T) {
 		strings.Count(res.stdout, "\n") != 7 {
 		t.Fatalf("tail after the migration: exit %d, %d lines, stderr %q", res.code, strings.Count(res.stdout, "\n"), res.stderr)
 	}
+}
+
+// redisStream fills a stream of the test's own on the machine's Redis with n entries
+// (deleted at cleanup) and returns Redis's URL and the stream's name.
+func redisStream(t *testing.T, n int) (url, stream string) {
+	t.Helper()
+	url = testenv.RedisURL(t)
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	stream = "mig." + testenv.Name(t)
+	t.Cleanup(func() { rdb.Del(context.Background(), stream) })
+	for i := range n {
+		if err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: stream, Values: []string{"i", fmt.Sprint(i)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return url, stream
 }
