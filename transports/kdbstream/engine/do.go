@@ -77,6 +77,9 @@ func init() {
 		"GET":        {2, (*Engine).doGet},
 		"PTTL":       {2, (*Engine).doPTTL},
 		"TTL":        {2, (*Engine).doTTL},
+		"KEYS":       {2, (*Engine).doKeys},
+		"SCAN":       {-2, (*Engine).doScan},
+		"DBSIZE":     {1, (*Engine).doDBSize},
 	}
 }
 

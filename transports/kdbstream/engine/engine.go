@@ -139,6 +139,7 @@ type Engine struct {
 	fullReads     sync.Map     // stream\x00group\x00consumer whose last ">" read filled COUNT
 	keySets       atomic.Int64 // SETs so far (keys.go sweeps expired strings every sweepKeysEvery)
 	lockRetries   atomic.Int64 // committer batches tried again after a NOWAIT lock found a stream held
+	cursors       scanCursors  // SCAN's cursors (scan.go)
 }
 
 // Open connects, creates the tables if needed and starts the committer.

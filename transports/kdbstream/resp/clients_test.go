@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,23 @@ func TestRESP_RedisCLI(t *testing.T) {
 		if got := run("NOSUCH"); !strings.Contains(got, "unknown command") {
 			t.Fatalf("unknown command: %q", got)
 		}
+	}
+	// The keyspace as redis-cli lists it: --scan (SCAN pages to the end), KEYS, DBSIZE.
+	cmd := exec.Command(cli, "-h", host, "-p", port, "--no-auth-warning", "-a", "pw", "--scan")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli --scan: %v\n%s", err, out)
+	}
+	if got := strings.Fields(string(out)); len(got) != 2 || !slices.Contains(got, "cli-2") || !slices.Contains(got, "cli-3") {
+		t.Fatalf("redis-cli --scan: %q, want the two streams", got)
+	}
+	cmd = exec.Command(cli, "-h", host, "-p", port, "--no-auth-warning", "-a", "pw", "--scan", "--pattern", "*-3")
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "cli-3" {
+		t.Fatalf("redis-cli --scan --pattern '*-3': %v %q", err, out)
+	}
+	cmd = exec.Command(cli, "-h", host, "-p", port, "--no-auth-warning", "-a", "pw", "DBSIZE")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "2") {
+		t.Fatalf("redis-cli DBSIZE: %v %q", err, out)
 	}
 }
 
