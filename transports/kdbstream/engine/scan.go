@@ -126,12 +126,20 @@ func (e *Engine) Keys(ctx context.Context, pattern string) ([]string, error) {
 
 // DBSize mirrors DBSIZE: how many keys (streams and live strings) there are.
 func (e *Engine) DBSize(ctx context.Context) (int64, error) {
-	var n int64
-	err := e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
-		return e.queryRow(ctx, tx, `SELECT (SELECT count(*) FROM kdb_streams) +
-			(SELECT count(*) FROM kdb_keys WHERE expires_at = 0 OR expires_at > ?)`, e.nowMs()).Scan(&n)
-	})
+	n, _, err := e.Keyspace(ctx)
 	return n, err
+}
+
+// Keyspace is INFO keyspace's db0 line: the keys (streams and live strings) and how
+// many of them expire.
+func (e *Engine) Keyspace(ctx context.Context) (keys, expires int64, err error) {
+	now := e.nowMs()
+	err = e.inTxRelaxed(ctx, func(tx *sql.Tx) error {
+		return e.queryRow(ctx, tx, `SELECT (SELECT count(*) FROM kdb_streams) +
+				(SELECT count(*) FROM kdb_keys WHERE expires_at = 0 OR expires_at > ?),
+			(SELECT count(*) FROM kdb_keys WHERE expires_at > ?)`, now, now).Scan(&keys, &expires)
+	})
+	return keys, expires, err
 }
 
 // listKeys returns up to limit names after after (from the first

@@ -46,6 +46,15 @@ func TestRESP_ConnectionCommands(t *testing.T) {
 		check([]any{"CLIENT", "KILL", "x"}, "ERR unknown subcommand 'KILL'")
 		check([]any{"INFO", "server"}, "redis_version:"+Version)
 		check([]any{"INFO"}, "loading:0")
+		if proto == 2 {
+			if v, _ := c.Do(ctx, "INFO", "keyspace").Text(); strings.Contains(v, "db0:") {
+				t.Fatalf("INFO keyspace of an empty keyspace has a db0 line: %q", v)
+			}
+			c.Do(ctx, "XADD", "ks", "*", "f", "v")
+			c.Do(ctx, "SET", "ks:ttl", "v", "EX", "100")
+		}
+		check([]any{"INFO", "keyspace"}, "db0:keys=2,expires=1,avg_ttl=0")
+		check([]any{"DBSIZE"}, "2")
 		check([]any{"COMMAND", "COUNT"}, "")
 		check([]any{"COMMAND", "INFO", "xadd"}, "xadd")
 		check([]any{"FLUSHALL"}, "ERR unknown command 'FLUSHALL'")

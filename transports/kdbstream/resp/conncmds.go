@@ -282,6 +282,13 @@ func cmdInfo(s *Server, c *client, args []string) {
 		if !all && !want[sec.name] {
 			continue
 		}
+		if sec.name == "keyspace" {
+			// Redis's db0 line, left out (as Redis does) when the keyspace is empty or
+			// cannot be read: GUIs such as RedisInsight take the key count from it.
+			if keys, expires, err := s.eng.Keyspace(c.ctx); err == nil && keys > 0 {
+				sec.body = fmt.Sprintf("db0:keys=%d,expires=%d,avg_ttl=0\r\n", keys, expires)
+			}
+		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
