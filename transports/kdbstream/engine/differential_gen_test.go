@@ -67,7 +67,7 @@ func (g *gen) extra() []string {
 		}
 		return cmd
 	case p < 36:
-		return []string{[]string{"GET", "TYPE"}[g.r.IntN(2)], []string{ks, k, k2}[g.r.IntN(3)]}
+		return []string{[]string{"GET", "TYPE", "STRLEN"}[g.r.IntN(3)], []string{ks, k, k2}[g.r.IntN(3)]}
 	case p < 37:
 		return []string{"DEL", ks}
 	case p < 38:

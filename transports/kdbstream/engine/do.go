@@ -75,6 +75,7 @@ func init() {
 		"TYPE":       {2, (*Engine).doType},
 		"SET":        {-3, (*Engine).doSet},
 		"GET":        {2, (*Engine).doGet},
+		"STRLEN":     {2, (*Engine).doStrlen},
 		"PTTL":       {2, (*Engine).doPTTL},
 		"TTL":        {2, (*Engine).doTTL},
 		"KEYS":       {2, (*Engine).doKeys},

@@ -19,6 +19,16 @@ func (e *Engine) doGet(ctx context.Context, a []string) (any, error) {
 	return v, nil
 }
 
+// doStrlen mirrors STRLEN: the bytes of a string key's value, 0 when there is none
+// (redis-cli --bigkeys sizes strings with it).
+func (e *Engine) doStrlen(ctx context.Context, a []string) (any, error) {
+	v, ok, err := e.Get(ctx, a[0])
+	if err != nil || !ok {
+		return int64(0), err
+	}
+	return int64(len(v)), nil
+}
+
 func (e *Engine) doTTL(ctx context.Context, a []string) (any, error) {
 	ms, err := e.PTTL(ctx, a[0])
 	if err != nil || ms < 0 {

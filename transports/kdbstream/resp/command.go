@@ -44,6 +44,7 @@ var commandTable = map[string]commandInfo{
 	"DBSIZE":     {1, []string{"readonly", "fast"}, 0, 0, 0, "Returns the number of keys.", "server"},
 	"SET":        {-3, []string{"write", "denyoom"}, 1, 1, 1, "Sets a string key, with NX/XX and an expiry.", "string"},
 	"GET":        {2, []string{"readonly", "fast"}, 1, 1, 1, "Returns a string key's value.", "string"},
+	"STRLEN":     {2, []string{"readonly", "fast"}, 1, 1, 1, "Returns the length of a string key's value.", "string"},
 	"EVAL":       {-3, []string{"noscript"}, 0, 0, 0, "Runs one of the Redis transport's known scripts by its text.", "scripting"},
 	"EVALSHA":    {-3, []string{"noscript"}, 0, 0, 0, "Runs one of the Redis transport's known scripts by its SHA1.", "scripting"},
 	"SCRIPT":     {-2, []string{"noscript"}, 0, 0, 0, "Loads or checks the known scripts.", "scripting"},
