@@ -128,6 +128,14 @@ var funcs = template.FuncMap{
 		return ago(time.Since(t))
 	},
 	"ms": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" },
+	// count writes n with its noun, singular for 1: {{count .Trips "time" "times"}}.
+	"count": func(n any, one, many string) string {
+		s := fmt.Sprint(n)
+		if s == "1" {
+			return s + " " + one
+		}
+		return s + " " + many
+	},
 	"json": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {

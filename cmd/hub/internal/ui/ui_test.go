@@ -426,3 +426,14 @@ func TestUI_SessionExpiresOnItsClock(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { run(t, nil) })
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) { run(t, ledgertest.Open(t, b, ledger.Config{}).DB()) })
 }
+
+// TestUI_CountNouns: figures read as English (1 time, 2 times, never opened).
+func TestUI_CountNouns(t *testing.T) {
+	t.Parallel()
+	count := funcs["count"].(func(any, string, string) string)
+	for n, want := range map[any]string{0: "0 times", 1: "1 time", int64(2): "2 times"} {
+		if got := count(n, "time", "times"); got != want {
+			t.Errorf("count(%v) = %q, want %q", n, got, want)
+		}
+	}
+}
