@@ -22,13 +22,7 @@ import (
 // normalised (they depend on the wall clock).
 func TestR9_DifferentialAgainstRedis(t *testing.T) {
 	t.Parallel()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Protocol = 2
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
+	rdb := realRedisT(t)
 	seeds := differentialSeeds
 	forEachDialect(t, func(t *testing.T, d testDialect) {
 		eng := d.open(t, nil)

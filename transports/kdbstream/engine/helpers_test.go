@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/internal/testenv"
 )
@@ -113,4 +114,17 @@ func openT(tb testing.TB, cfg Config) *Engine {
 // openPostgresT opens an engine in a schema of its own, dropped at cleanup.
 func openPostgresT(tb testing.TB, mod func(*Config)) *Engine {
 	return openT(tb, postgresConfigT(tb, mod))
+}
+
+// realRedisT is a client of the machine's Redis (RESP2), closed at cleanup.
+func realRedisT(tb testing.TB) *redis.Client {
+	tb.Helper()
+	opt, err := redis.ParseURL(testenv.RedisURL(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opt.Protocol = 2
+	rdb := redis.NewClient(opt)
+	tb.Cleanup(func() { _ = rdb.Close() })
+	return rdb
 }

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"math"
 	"database/sql"
 	"encoding/binary"
+	"math"
 	"strconv"
 	"strings"
 	"sync"

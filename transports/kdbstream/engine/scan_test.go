@@ -9,10 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/koder/eventhub/internal/testenv"
 )
 
 // TestRESP_GlobMatchesRedis: for random names and random patterns (every special byte
@@ -21,12 +17,7 @@ import (
 // in the same Redis never match.
 func TestRESP_GlobMatchesRedis(t *testing.T) {
 	t.Parallel()
-	opt, err := redis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := realRedisT(t)
 	ctx := context.Background()
 	prefix := "glob" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 	r := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
