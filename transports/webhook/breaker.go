@@ -39,17 +39,17 @@ const (
 
 // BreakerStatus is an endpoint's breaker as stored.
 type BreakerStatus struct {
-	EndpointID string
-	State      BreakerState
+	EndpointID string       `json:"endpoint_id"`
+	State      BreakerState `json:"state"`
 	// Failures is the count of consecutive failed attempts.
-	Failures int
+	Failures int `json:"failures"`
 	// OpenedAt is when it last opened; the probe is due at OpenedAt + BreakerPause.
-	OpenedAt time.Time
+	OpenedAt time.Time `json:"opened_at,omitzero"`
 	// ProbeUntil is the end of the half-open probe's lease.
-	ProbeUntil time.Time
+	ProbeUntil time.Time `json:"probe_until,omitzero"`
 	// Trips counts the times it opened.
-	Trips     int64
-	UpdatedAt time.Time
+	Trips     int64     `json:"trips"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // breakers runs the state machine over the table, with a short per-process cache of

@@ -74,40 +74,11 @@ func (c *adminClient) list(cmd *cobra.Command, output string, tbl table, path st
 
 // call is do, printing a 2xx answer as tbl when tbl is set.
 func (c *adminClient) call(cmd *cobra.Command, method, path string, q url.Values, body any, tbl *table) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(cmd.Context(), method, c.url(path, q), rd)
+	status, out, err := c.send(cmd, method, path, q, body)
 	if err != nil {
-		return exitf(ExitUsage, "bad admin URL: %v", err)
+		return err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	tok := c.token
-	if tok == "" {
-		// The hub accepts several tokens in HUB_ADMIN_TOKEN (rotation); a client sends
-		// the first.
-		env, _ := c.env.Lookup("HUB_ADMIN_TOKEN")
-		if f := strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }); len(f) > 0 {
-			tok = f[0]
-		}
-	}
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := (&http.Client{Timeout: c.timeout}).Do(req)
-	if err != nil {
-		return exitf(ExitUnavailable, "admin API unreachable: %v", err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
-	if tbl == nil || resp.StatusCode/100 != 2 || tbl.print(c.env.Stdout, out) != nil {
+	if tbl == nil || status/100 != 2 || tbl.print(c.env.Stdout, out) != nil {
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, out, "", "  ") == nil {
 			out = pretty.Bytes()
@@ -116,21 +87,70 @@ func (c *adminClient) call(cmd *cobra.Command, method, path string, q url.Values
 			fmt.Fprintln(c.env.Stdout, strings.TrimSpace(string(out)))
 		}
 	}
-	switch {
-	case resp.StatusCode/100 == 2:
-		return nil
-	case resp.StatusCode == http.StatusNotFound:
-		return exitf(ExitNotFound, "admin API: %s", resp.Status)
-	case resp.StatusCode == http.StatusUnauthorized:
-		return exitf(ExitDenied, "admin API: %s (check --token / HUB_ADMIN_TOKEN)", resp.Status)
-	case resp.StatusCode == http.StatusForbidden:
-		return exitf(ExitDenied, "admin API: %s", resp.Status)
-	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusNotImplemented:
-		return exitf(ExitUnavailable, "admin API: %s", resp.Status)
-	case resp.StatusCode/100 == 4:
-		return exitf(ExitInvalid, "admin API: %s", resp.Status)
+	return statusErr(status)
+}
+
+// send makes one request of the admin API (JSON body when body is set, the bearer
+// token) and returns the answer's status and body.
+func (c *adminClient) send(cmd *cobra.Command, method, path string, q url.Values, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
 	}
-	return exitf(ExitFailure, "admin API: %s", resp.Status)
+	req, err := http.NewRequestWithContext(cmd.Context(), method, c.url(path, q), rd)
+	if err != nil {
+		return 0, nil, exitf(ExitUsage, "bad admin URL: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if tok := c.bearer(); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := (&http.Client{Timeout: c.timeout}).Do(req)
+	if err != nil {
+		return 0, nil, exitf(ExitUnavailable, "admin API unreachable: %v", err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
+	return resp.StatusCode, out, nil
+}
+
+// statusErr maps an admin API status to the command's exit: nil for 2xx.
+func statusErr(status int) error {
+	text := fmt.Sprintf("%d %s", status, http.StatusText(status))
+	switch {
+	case status/100 == 2:
+		return nil
+	case status == http.StatusNotFound:
+		return exitf(ExitNotFound, "admin API: %s", text)
+	case status == http.StatusUnauthorized:
+		return exitf(ExitDenied, "admin API: %s (check --token / HUB_ADMIN_TOKEN)", text)
+	case status == http.StatusForbidden:
+		return exitf(ExitDenied, "admin API: %s", text)
+	case status == http.StatusServiceUnavailable || status == http.StatusNotImplemented:
+		return exitf(ExitUnavailable, "admin API: %s", text)
+	case status/100 == 4:
+		return exitf(ExitInvalid, "admin API: %s", text)
+	}
+	return exitf(ExitFailure, "admin API: %s", text)
+}
+
+// bearer is the credential to send: --token, else the first of HUB_ADMIN_TOKEN (the hub
+// accepts several there during a rotation; a client sends the first).
+func (c *adminClient) bearer() string {
+	if c.token != "" {
+		return c.token
+	}
+	env, _ := c.env.Lookup("HUB_ADMIN_TOKEN")
+	if f := strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 // sub builds a subcommand whose RunE calls the admin API.

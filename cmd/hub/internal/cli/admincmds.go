@@ -9,7 +9,7 @@ import (
 )
 
 func addAdminCommands(root *cobra.Command, env *Env) {
-	root.AddCommand(newDLQCmd(env), newEndpointsCmd(env), newDeliveriesCmd(env), newOutboxCmd(env),
+	root.AddCommand(newStatusCmd(env), newDLQCmd(env), newEndpointsCmd(env), newDeliveriesCmd(env), newOutboxCmd(env),
 		newKeysCmd(env), newAuditCmd(env), newLinksCmd(env), newSecretsCmd(env), newTokenCmd(env),
 		newPortalCmd(env))
 }

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -75,24 +73,16 @@ func (c *adminClient) portalLink(cmd *cobra.Command, body map[string]any, output
 	if output == "json" {
 		return c.do(cmd, http.MethodPost, "/links", nil, body)
 	}
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodPost, c.url("/links", nil), bytes.NewReader(b))
+	status, raw, err := c.send(cmd, http.MethodPost, "/links", nil, body)
 	if err != nil {
-		return exitf(ExitUsage, "bad admin URL: %v", err)
+		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if tok := c.bearer(); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := (&http.Client{Timeout: c.timeout}).Do(req)
-	if err != nil {
-		return exitf(ExitUnavailable, "admin API unreachable: %v", err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminReply))
-	if resp.StatusCode != http.StatusCreated {
+	if status != http.StatusCreated {
 		fmt.Fprintln(c.env.Stderr, strings.TrimSpace(string(raw)))
-		return exitf(exitFor(resp.StatusCode), "admin API: %s", resp.Status)
+		if err := statusErr(status); err != nil {
+			return err
+		}
+		return exitf(ExitFailure, "admin API: %d %s, want 201 Created", status, http.StatusText(status))
 	}
 	var r struct {
 		Portal    string    `json:"portal"`
@@ -105,31 +95,4 @@ func (c *adminClient) portalLink(cmd *cobra.Command, body map[string]any, output
 	fmt.Fprintln(c.env.Stdout, strings.TrimRight(c.url("", nil), "/")+r.Portal)
 	fmt.Fprintf(c.env.Stderr, "expires %s (%s)\n", r.ExpiresAt.Format(time.RFC3339), r.Scopes)
 	return nil
-}
-
-// bearer is the token the admin commands send: --token, else HUB_ADMIN_TOKEN's first.
-func (c *adminClient) bearer() string {
-	if c.token != "" {
-		return c.token
-	}
-	env, _ := c.env.Lookup("HUB_ADMIN_TOKEN")
-	if f := strings.FieldsFunc(env, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }); len(f) > 0 {
-		return f[0]
-	}
-	return ""
-}
-
-// exitFor maps an admin API status to an exit code, as adminClient.do does.
-func exitFor(status int) int {
-	switch {
-	case status == http.StatusNotFound:
-		return ExitNotFound
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return ExitDenied
-	case status == http.StatusServiceUnavailable:
-		return ExitUnavailable
-	case status/100 == 4:
-		return ExitInvalid
-	}
-	return ExitFailure
 }
