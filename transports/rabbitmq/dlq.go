@@ -15,17 +15,17 @@ import (
 
 // DeadLetter is one message in a consumer group's dead-letter queue.
 type DeadLetter struct {
-	ID         string            // event id (or the AMQP message id when malformed)
-	Type       string            // event type (or "" when malformed)
-	Reason     string            // max_deliveries, malformed, unknown_version
-	Error      string            // the final error
-	Queue      string            // the group queue it came from
-	RoutingKey string            // the routing key it was published with
-	At         time.Time         // when it was dead-lettered
-	Retries    int               // delayed retries it had
-	Event      *cloudevent.Event // decoded event; nil when malformed
-	Headers    amqp.Table        // every header as received, x-death included
-	Body       []byte
+	ID         string            `json:"id"`          // event id (or the AMQP message id when malformed)
+	Type       string            `json:"type"`        // event type (or "" when malformed)
+	Reason     string            `json:"reason"`      // max_deliveries, malformed, unknown_version
+	Error      string            `json:"error"`       // the final error
+	Queue      string            `json:"queue"`       // the group queue it came from
+	RoutingKey string            `json:"routing_key"` // the routing key it was published with
+	At         time.Time         `json:"at"`          // when it was dead-lettered
+	Retries    int               `json:"retries"`     // delayed retries it had
+	Event      *cloudevent.Event `json:"event"`       // decoded event; nil when malformed
+	Headers    amqp.Table        `json:"headers"`     // every header as received, x-death included
+	Body       []byte            `json:"body"`
 }
 
 // DLQ lists, inspects, replays and purges a consumer group's dead-letter queue. It

@@ -12,8 +12,9 @@ import (
 )
 
 // table is how a list command prints its answer with -o table: the JSON key holding
-// the rows ("" when the answer is the array itself) and the columns, each a header and
-// a path into a row ("fields.type" reads a nested object).
+// the rows (an answer that is an array is the rows itself) and the columns, each a
+// header and a path into a row ("fields.type" reads a nested object; "a|b" is the first
+// of them a row has: a stream DLQ's entries and a RabbitMQ DLQ's differ).
 type table struct {
 	rows string
 	cols []column
@@ -53,13 +54,9 @@ func checkOutput(out string) error {
 // error's problem details) is printed as JSON.
 func (t table) print(w io.Writer, body []byte) error {
 	var rows []any
-	if t.rows == "" {
-		if json.Unmarshal(body, &rows) != nil {
-			return errNotTable
-		}
-	} else {
+	if json.Unmarshal(body, &rows) != nil { // not an array: the rows are under t.rows
 		var obj map[string]json.RawMessage
-		if json.Unmarshal(body, &obj) != nil || obj[t.rows] == nil || json.Unmarshal(obj[t.rows], &rows) != nil {
+		if t.rows == "" || json.Unmarshal(body, &obj) != nil || obj[t.rows] == nil || json.Unmarshal(obj[t.rows], &rows) != nil {
 			return errNotTable
 		}
 	}
@@ -85,16 +82,24 @@ func (t table) print(w io.Writer, body []byte) error {
 
 var errNotTable = fmt.Errorf("not a listing")
 
-// lookup follows a dotted path through JSON objects; nil when a step is missing.
-func lookup(v any, path string) any {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
+// lookup follows a dotted path through JSON objects, the first of "|"-separated
+// alternatives that leads somewhere; nil when none does.
+func lookup(row any, paths string) any {
+	for _, path := range strings.Split(paths, "|") {
+		v := row
+		for _, k := range strings.Split(path, ".") {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[k]
 		}
-		v = m[k]
+		if v != nil {
+			return v
+		}
 	}
-	return v
+	return nil
 }
 
 // cell renders one JSON value on one line: "-" for nothing, lists joined by commas.
@@ -135,8 +140,8 @@ var (
 	endpointsTable  = table{cols: cols("ID=id", "URL=url", "TYPES=types", "TENANT=tenant", "ENABLED=enabled", "CREATED=created_at")}
 	deliveriesTable = table{cols: cols("ID=id", "ENDPOINT=endpoint_id", "EVENT=event_id", "TYPE=event_type", "STATE=state",
 		"ATTEMPT=attempt", "STATUS=last_status", "ERROR=last_error")}
-	dlqTable = table{rows: "entries", cols: cols("ID=id", "TIME=time", "TYPE=fields.type", "EVENT=fields.event_id",
-		"REASON=reason", "DELIVERIES=deliveries", "ERROR=error")}
+	dlqTable = table{rows: "entries", cols: cols("ID=id", "TIME=time|at", "TYPE=fields.type|type", "EVENT=fields.event_id|event.id",
+		"REASON=reason", "DELIVERIES=deliveries|retries", "ERROR=error")}
 	outboxCountsTable = table{cols: cols("DESTINATION=destination", "PENDING=pending", "RUNNING=running", "DEAD=dead")}
 	outboxDeadTable   = table{cols: cols("ID=id", "DESTINATION=destination", "EVENT=event_id", "TYPE=event_type", "STATE=state",
 		"ATTEMPTS=attempts", "ERRORS=errors")}

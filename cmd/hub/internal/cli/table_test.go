@@ -23,6 +23,9 @@ func TestListTableOutput(t *testing.T) {
 		case "/dlq/redis":
 			_, _ = w.Write([]byte(`{"entries":[{"id":"1-0","time":"2026-01-01T00:00:00Z","fields":{"type":"a.b","event_id":"evt_3"},
 				"reason":"max_deliveries","deliveries":5,"error":"boom"}],"stream":"events:dlq","total":1}`))
+		case "/dlq/amqp": // a RabbitMQ DLQ: a bare array, its own field names
+			_, _ = w.Write([]byte(`[{"id":"evt_4","type":"a.c","reason":"malformed","error":"bad json","at":"2026-01-02T00:00:00Z",
+				"retries":3,"event":{"id":"evt_4"}}]`))
 		case "/endpoints":
 			_, _ = w.Write([]byte(`[{"id":"ep_1","url":"https://example.com/hooks","types":["a.#","b.*"],"enabled":true,"created_at":"2026-01-01T00:00:00Z"}]`))
 		default:
@@ -52,6 +55,11 @@ func TestListTableOutput(t *testing.T) {
 	r = run(t, vars, "dlq", "list", "redis", "-o", "table")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "evt_3") || !strings.Contains(r.stdout, "max_deliveries") {
 		t.Errorf("dlq table (nested fields.event_id): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, vars, "dlq", "list", "amqp", "-o", "table")
+	if fields := strings.Fields(strings.Split(r.stdout, "\n")[1]); r.code != ExitOK || len(fields) < 7 ||
+		fields[1] != "2026-01-02T00:00:00Z" || fields[2] != "a.c" || fields[3] != "evt_4" || fields[5] != "3" {
+		t.Errorf("RabbitMQ dlq table (the at, type, event.id and retries alternatives): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run(t, vars, "endpoints", "list", "-o", "table")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "a.#,b.*") {
