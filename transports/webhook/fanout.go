@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -77,7 +78,8 @@ const lockQueuedSQL = `SELECT count(pg_advisory_xact_lock(hashtext('eventhub.web
 	FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS s`
 
 // room returns, for each endpoint of capped (each has a cap), how many deliveries it
-// may still take, and, on PostgreSQL, records them as taken when tx commits (take).
+// may still take, and, on PostgreSQL, take: given the room left once the fan-out has
+// queued its deliveries, it advances each endpoint's clock by what was taken, in tx.
 //
 // On SQLite tx is the one writer's: nothing else inserts meanwhile and the count in tx
 // is exact. On PostgreSQL counting under a lock that serializes the fan-outs to an
@@ -107,7 +109,7 @@ func (t *Transport) room(ctx context.Context, tx any, capped []*Endpoint) (map[s
 		return out, nil, nil
 	}
 	ids := make([]string, len(capped))
-	limits := make([]int64, len(capped))
+	limits := make([]int64, len(capped)) // each cap + 1: enough to tell "over"
 	for i, ep := range capped {
 		ids[i], limits[i] = ep.ID, int64(t.queuedCap(ep))+1
 	}
@@ -148,16 +150,17 @@ func (t *Transport) room(ctx context.Context, tx any, capped []*Endpoint) (map[s
 	if err != nil {
 		return nil, nil, dbErr("read cap clocks", err)
 	}
-	for _, ep := range capped {
-		b := before[ep.ID]
-		waiting := b.n + clock[ep.ID] - b.clock
-		out[ep.ID] = int(max(0, int64(t.queuedCap(ep))-waiting))
+	for i, id := range ids {
+		b := before[id]
+		waiting := b.n + clock[id] - b.clock
+		out[id] = int(max(0, limits[i]-1-waiting))
 	}
-	take := func(taken map[string]int) error {
+	start := maps.Clone(out)
+	take := func(left map[string]int) error {
 		var tids []string
 		var ns []int64
-		for id, n := range taken {
-			if n > 0 {
+		for id, r := range start {
+			if n := r - left[id]; n > 0 {
 				tids, ns = append(tids, id), append(ns, int64(n))
 			}
 		}

@@ -271,10 +271,6 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 	if err != nil {
 		return nil, nil, err
 	}
-	var taken map[string]int // per capped endpoint, the deliveries queued (take's input)
-	if take != nil {
-		taken = make(map[string]int, len(capped))
-	}
 	var (
 		params  []river.InsertManyParams
 		refused map[string]int
@@ -296,9 +292,6 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 					continue
 				}
 				room[ep.ID] = r - 1
-				if taken != nil {
-					taken[ep.ID]++
-				}
 			}
 			if body == nil {
 				if header, body, err = t.encode(ev); err != nil {
@@ -318,7 +311,7 @@ func (t *Transport) fanOut(ctx context.Context, tx any, eps []*Endpoint, batch [
 		from = ends[i]
 	}
 	if take != nil {
-		if err := take(taken); err != nil {
+		if err := take(room); err != nil {
 			return nil, nil, err
 		}
 	}
