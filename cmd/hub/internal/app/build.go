@@ -121,8 +121,9 @@ func buildModule[M any](f *config.File, env config.Lookup, logger *slog.Logger, 
 	id := registry.ID(ns + "." + sec.Type)
 	info, ok := registry.Lookup(id)
 	if !ok {
+		known := registry.Names(ns)
 		return zero, id, config.Problems{at(f, valueNode(sec.Node, "type"), path+".type",
-			"unknown %s type %q%s (known: %s)", ns, sec.Type, config.DidYouMean(sec.Type, registry.Names(ns)), strings.Join(registry.Names(ns), ", "))}
+			"unknown %s type %q%s (known: %s)", ns, sec.Type, config.DidYouMean(sec.Type, known), strings.Join(known, ", "))}
 	}
 	mod := info.New()
 	typed, ok := mod.(M)

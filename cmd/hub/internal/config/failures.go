@@ -64,7 +64,8 @@ func (c *Config) validateFailures() error {
 		}
 	case f.To != "":
 		if _, ok := c.Transports[f.To]; !ok {
-			errs = append(errs, Field("to", "unknown transport %q%s (defined: %s; or %q)", f.To, DidYouMean(f.To, sortedKeys(c.Transports)), strings.Join(sortedKeys(c.Transports), ", "), FailuresOff))
+			known := sortedKeys(c.Transports)
+			errs = append(errs, Field("to", "unknown transport %q%s (defined: %s; or %q)", f.To, DidYouMean(f.To, known), strings.Join(known, ", "), FailuresOff))
 		}
 		if f.Stream != "" {
 			errs = append(errs, Field("stream", "stream names the default sink's stream; transport %q writes where its own section says", f.To))

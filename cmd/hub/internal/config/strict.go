@@ -140,7 +140,8 @@ func (d *Decoder) check(n *yaml.Node, path string, t reflect.Type) {
 			d.Pos[join(path, k.Value)+"#key"] = k
 			f, ok := fields[k.Value]
 			if !ok {
-				d.add(k, join(path, k.Value), "unknown key %q%s (known keys: %s)", k.Value, DidYouMean(k.Value, sortedKeys(fields)), knownKeys(fields))
+				known := sortedKeys(fields)
+				d.add(k, join(path, k.Value), "unknown key %q%s (known keys: %s)", k.Value, DidYouMean(k.Value, known), strings.Join(known, ", "))
 				continue
 			}
 			d.check(v, join(path, k.Value), f)
@@ -236,8 +237,6 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return out
 }
-
-func knownKeys(m map[string]reflect.Type) string { return strings.Join(sortedKeys(m), ", ") }
 
 // Keys lists the YAML keys a struct value accepts (what strict decoding allows), with
 // the Go type of each, sorted: `hub modules --keys` prints them.

@@ -222,7 +222,8 @@ func (c *Config) validateRoute(p string, r Route) error {
 			tp = p + ".to"
 		}
 		if _, ok := c.Transports[name]; !ok {
-			errs = append(errs, Field(tp, "unknown transport %q%s (defined: %s)", name, DidYouMean(name, sortedKeys(c.Transports)), strings.Join(sortedKeys(c.Transports), ", ")))
+			known := sortedKeys(c.Transports)
+			errs = append(errs, Field(tp, "unknown transport %q%s (defined: %s)", name, DidYouMean(name, known), strings.Join(known, ", ")))
 		}
 		if seen[name] {
 			errs = append(errs, Field(tp, "transport %q listed twice", name))
