@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/koder/eventhub/outbox"
+	hubstreams "github.com/koder/eventhub/streams"
+	"github.com/koder/eventhub/transports/webhook"
 )
 
 // statusTransport is one row of GET /transports.
@@ -18,31 +23,6 @@ type statusTransport struct {
 	Type   string          `json:"type"`
 	Health string          `json:"health"`
 	Status json.RawMessage `json:"status"`
-}
-
-// statusStream is the status of a stream transport (streams.StreamStatus).
-type statusStream struct {
-	Stream string `json:"stream"`
-	Length int64  `json:"length"`
-	Groups []struct {
-		Name    string `json:"name"`
-		Pending int64  `json:"pending"`
-		Lag     int64  `json:"lag"`
-	} `json:"groups"`
-}
-
-// statusWebhook is the status of the webhook transport (webhook.Status).
-type statusWebhook struct {
-	Breakers []struct {
-		State string `json:"state"`
-	} `json:"breakers"`
-}
-
-type statusOutbox struct {
-	Destination string `json:"destination"`
-	Pending     int64  `json:"pending"`
-	Running     int64  `json:"running"`
-	Dead        int64  `json:"dead"`
 }
 
 func newStatusCmd(env *Env) *cobra.Command {
@@ -64,7 +44,8 @@ Exit codes: 0 ready, 3 not ready or unreachable, 5 the token was refused.`,
 		var ready struct {
 			Status string `json:"status"`
 		}
-		readyCode, err := c.getJSON(cmd, "/readyz", &ready)
+		// 503 is an answer too: the hub is not ready, and the body says why.
+		readyCode, err := c.getJSON(cmd, "/readyz", &ready, http.StatusServiceUnavailable)
 		if err != nil {
 			return err
 		}
@@ -72,14 +53,14 @@ Exit codes: 0 ready, 3 not ready or unreachable, 5 the token was refused.`,
 		if _, err := c.getJSON(cmd, "/transports", &transports); err != nil {
 			return err
 		}
-		var outbox []statusOutbox
+		var dests []outbox.DestinationStats
 		hasOutbox := true
-		if code, err := c.getJSON(cmd, "/outbox", &outbox); code == http.StatusNotFound {
+		if code, err := c.getJSON(cmd, "/outbox", &dests); code == http.StatusNotFound {
 			hasOutbox = false // no route uses the outbox
 		} else if err != nil {
 			return err
 		}
-		printStatus(env.Stdout, ready.Status, transports, outbox, hasOutbox)
+		printStatus(env.Stdout, ready.Status, transports, dests, hasOutbox)
 		if readyCode != http.StatusOK {
 			return silent(ExitUnavailable)
 		}
@@ -88,14 +69,14 @@ Exit codes: 0 ready, 3 not ready or unreachable, 5 the token was refused.`,
 	return cmd
 }
 
-// getJSON GETs path and decodes a 2xx answer into v; /readyz answers 503 with a body
-// when the hub is not ready, which is an answer too (the status is returned).
-func (c *adminClient) getJSON(cmd *cobra.Command, path string, v any) (int, error) {
+// getJSON GETs path and decodes the answer into v when it is a 2xx or one of also;
+// the status is returned either way.
+func (c *adminClient) getJSON(cmd *cobra.Command, path string, v any, also ...int) (int, error) {
 	status, body, err := c.send(cmd, http.MethodGet, path, nil, nil)
 	if err != nil {
 		return 0, err
 	}
-	if !(path == "/readyz" && status == http.StatusServiceUnavailable) {
+	if !slices.Contains(also, status) {
 		if err := statusErr(status); err != nil {
 			return status, err
 		}
@@ -108,53 +89,57 @@ func (c *adminClient) getJSON(cmd *cobra.Command, path string, v any) (int, erro
 
 // printStatus writes the report: a line for the hub, a table of transports, a table
 // of outbox destinations (when a route uses the outbox).
-func printStatus(w io.Writer, ready string, transports []statusTransport, outbox []statusOutbox, hasOutbox bool) {
+func printStatus(w io.Writer, ready string, transports []statusTransport, dests []outbox.DestinationStats, hasOutbox bool) {
 	fmt.Fprintf(w, "hub: %s (%s)\n\n", ready, time.Now().UTC().Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TRANSPORT\tTYPE\tHEALTH\tHOLDS")
 	for _, t := range transports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, strings.TrimPrefix(t.Type, "transport."), t.Health, holds(t.Status))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, strings.TrimPrefix(t.Type, "transport."), t.Health, holds(t))
 	}
 	_ = tw.Flush()
 	switch {
 	case !hasOutbox:
 		return
-	case len(outbox) == 0:
+	case len(dests) == 0:
 		fmt.Fprintln(w, "\noutbox: no row pending or dead")
 		return
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OUTBOX TO\tPENDING\tRUNNING\tDEAD")
-	for _, o := range outbox {
+	for _, o := range dests {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", o.Destination, o.Pending, o.Running, o.Dead)
 	}
 	_ = tw.Flush()
 }
 
 // holds is a transport status in a few words: a stream's length and groups, the
-// webhook's breakers, "-" when the transport reports nothing.
-func holds(raw json.RawMessage) string {
-	var st statusStream
-	if json.Unmarshal(raw, &st) == nil && st.Stream != "" {
-		parts := []string{fmt.Sprintf("stream %s: %d entries", st.Stream, st.Length)}
-		for _, g := range st.Groups {
-			lag := fmt.Sprint(g.Lag)
-			if g.Lag < 0 {
-				lag = "unknown"
-			}
-			parts = append(parts, fmt.Sprintf("group %s: %d pending, lag %s", g.Name, g.Pending, lag))
+// webhook's breakers, "-" when the transport reports nothing. The status is decoded
+// into the transports' own types (streams.StreamStatus, webhook.Status).
+func holds(t statusTransport) string {
+	if t.Type == "transport.webhook" {
+		var wh webhook.Status
+		if json.Unmarshal(t.Status, &wh) != nil {
+			return "-"
 		}
-		return strings.Join(parts, "; ")
-	}
-	var keys map[string]json.RawMessage
-	var wh statusWebhook
-	if json.Unmarshal(raw, &keys) == nil && keys["breakers"] != nil && json.Unmarshal(raw, &wh) == nil {
-		n := map[string]int{}
+		n := map[webhook.BreakerState]int{}
 		for _, b := range wh.Breakers {
 			n[b.State]++
 		}
-		return fmt.Sprintf("breakers: %d closed, %d open, %d half-open", n["closed"], n["open"], n["half_open"])
+		return fmt.Sprintf("breakers: %d closed, %d open, %d half-open",
+			n[webhook.BreakerClosed], n[webhook.BreakerOpen], n[webhook.BreakerHalfOpen])
 	}
-	return "-"
+	var st hubstreams.StreamStatus
+	if json.Unmarshal(t.Status, &st) != nil || st.Stream == "" {
+		return "-"
+	}
+	parts := []string{fmt.Sprintf("stream %s: %d entries", st.Stream, st.Length)}
+	for _, g := range st.Groups {
+		lag := fmt.Sprint(g.Lag)
+		if g.Lag < 0 {
+			lag = "unknown"
+		}
+		parts = append(parts, fmt.Sprintf("group %s: %d pending, lag %s", g.Name, g.Pending, lag))
+	}
+	return strings.Join(parts, "; ")
 }
