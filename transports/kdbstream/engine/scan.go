@@ -99,7 +99,7 @@ func (e *Engine) Scan(ctx context.Context, cursor uint64, o ScanOptions) (next u
 	}
 	keys = []string{}
 	for i, n := range names {
-		if (o.Type == "" || o.Type == kinds[i]) && (o.Match == "" || o.Match == "*" || globMatch(o.Match, n, false)) {
+		if (o.Type == "" || o.Type == kinds[i]) && (o.Match == "" || keyMatches(o.Match, n)) {
 			keys = append(keys, n)
 		}
 	}
@@ -117,12 +117,16 @@ func (e *Engine) Keys(ctx context.Context, pattern string) ([]string, error) {
 	}
 	out := []string{}
 	for _, n := range names {
-		if pattern == "*" || globMatch(pattern, n, false) { // "*" is every key, "" too (db.c keysCommand)
+		if keyMatches(pattern, n) {
 			out = append(out, n)
 		}
 	}
 	return out, nil
 }
+
+// keyMatches is KEYS's and SCAN MATCH's test: "*" is every key, the empty name too
+// (db.c's allkeys; Redis's glob alone does not match "" with "*").
+func keyMatches(pattern, name string) bool { return pattern == "*" || globMatch(pattern, name, false) }
 
 // DBSize mirrors DBSIZE: how many keys (streams and live strings) there are.
 func (e *Engine) DBSize(ctx context.Context) (int64, error) {
