@@ -81,6 +81,7 @@ func init() {
 		"KEYS":       {2, (*Engine).doKeys},
 		"SCAN":       {-2, (*Engine).doScan},
 		"DBSIZE":     {1, (*Engine).doDBSize},
+		"MEMORY":     {-2, (*Engine).doMemory},
 	}
 }
 

@@ -236,6 +236,9 @@ func globMatch(pattern, s string, nocase bool) bool {
 	return globMatchAt(pattern, s, nocase, &skip, 0)
 }
 
+// GlobMatch is Redis's glob (KEYS, SCAN MATCH, CONFIG GET), nocase folding ASCII.
+func GlobMatch(pattern, s string, nocase bool) bool { return globMatch(pattern, s, nocase) }
+
 func globMatchAt(p, s string, nocase bool, skipLonger *bool, nesting int) bool {
 	if nesting > 1000 {
 		return false

@@ -74,6 +74,15 @@ func TestRESP_RedisCLI(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "2") {
 		t.Fatalf("redis-cli DBSIZE: %v %q", err, out)
 	}
+	// --bigkeys and --memkeys size every key (TYPE, XLEN or STRLEN, MEMORY USAGE) and
+	// name the biggest stream.
+	for _, mode := range []string{"--bigkeys", "--memkeys"} {
+		cmd = exec.Command(cli, "-h", host, "-p", port, "--no-auth-warning", "-a", "pw", mode)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Biggest stream found") || strings.Contains(string(out), "ERR") {
+			t.Fatalf("redis-cli %s: %v\n%s", mode, err, out)
+		}
+	}
 }
 
 // TestRESP_IORedis runs testdata/node/roundtrip.js, an ioredis (npm) client, against

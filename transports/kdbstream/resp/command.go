@@ -42,6 +42,8 @@ var commandTable = map[string]commandInfo{
 	"KEYS":       {2, []string{"readonly"}, 0, 0, 0, "Returns the keys (streams and strings) matching a glob.", "generic"},
 	"SCAN":       {-2, []string{"readonly"}, 0, 0, 0, "Iterates over the keys (streams and strings) from a cursor.", "generic"},
 	"DBSIZE":     {1, []string{"readonly", "fast"}, 0, 0, 0, "Returns the number of keys.", "server"},
+	"MEMORY":     {-2, []string{}, 0, 0, 0, "Reports the bytes a key's rows take in the database.", "server"},
+	"CONFIG":     {-2, []string{}, 0, 0, 0, "Returns the server's parameters (GET only).", "server"},
 	"SET":        {-3, []string{"write", "denyoom"}, 1, 1, 1, "Sets a string key, with NX/XX and an expiry.", "string"},
 	"GET":        {2, []string{"readonly", "fast"}, 1, 1, 1, "Returns a string key's value.", "string"},
 	"STRLEN":     {2, []string{"readonly", "fast"}, 1, 1, 1, "Returns the length of a string key's value.", "string"},

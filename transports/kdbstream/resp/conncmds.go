@@ -28,6 +28,7 @@ func init() {
 		"CLIENT":  cmdClient,
 		"INFO":    cmdInfo,
 		"COMMAND": cmdCommand,
+		"CONFIG":  cmdConfig,
 	}
 }
 
@@ -263,12 +264,7 @@ func cmdInfo(s *Server, c *client, args []string) {
 		want[strings.ToLower(a)] = true
 	}
 	all := len(want) == 0 || want["all"] || want["default"] || want["everything"]
-	port := ""
-	if a := c.nc.LocalAddr(); a != nil {
-		if i := strings.LastIndex(a.String(), ":"); i >= 0 {
-			port = a.String()[i+1:]
-		}
-	}
+	port := localPort(c)
 	sections := []struct{ name, body string }{
 		{"server", fmt.Sprintf("redis_version:%s\r\nredis_mode:standalone\r\nkdbstream:1\r\nkdbstream_driver:%s\r\nos:%s %s\r\narch_bits:64\r\nprocess_id:%d\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\n",
 			Version, driverName(s), runtime.GOOS, runtime.GOARCH, os.Getpid(), port, int64(time.Since(s.started).Seconds()))},
