@@ -56,6 +56,9 @@ func (e *Engine) XClaim(ctx context.Context, stream, grp, consumer string, minId
 		if err != nil {
 			return err
 		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
+			return err
+		}
 		now := e.nowMs()
 		deliveryTime := now
 		if o.Idle != nil {
@@ -144,6 +147,9 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 		res = AutoClaimResult{Claimed: []Claimed{}, Deleted: []ID{}}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
 		if err != nil {
+			return err
+		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
 			return err
 		}
 		now := e.nowMs()

@@ -253,6 +253,11 @@ var ddlPostgres = []string{
 		sid BIGINT NOT NULL, grp TEXT NOT NULL, ms BIGINT NOT NULL, seq BIGINT NOT NULL,
 		consumer TEXT NOT NULL, delivery_time BIGINT NOT NULL, delivery_count BIGINT NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq))`,
+	`CREATE TABLE IF NOT EXISTS kdb_pending_runs (
+		sid BIGINT NOT NULL, grp TEXT NOT NULL, last_ms BIGINT NOT NULL, last_seq BIGINT NOT NULL,
+		first_ms BIGINT NOT NULL, first_seq BIGINT NOT NULL,
+		consumer TEXT NOT NULL, delivery_time BIGINT NOT NULL, n BIGINT NOT NULL, ids BYTEA NOT NULL,
+		PRIMARY KEY (sid, grp, last_ms, last_seq))`,
 	`CREATE TABLE IF NOT EXISTS kdb_keys (
 		name TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at BIGINT NOT NULL DEFAULT 0)`,
 }

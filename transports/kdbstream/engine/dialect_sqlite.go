@@ -326,6 +326,11 @@ var ddlSQLite = []string{
 		sid INTEGER NOT NULL, grp TEXT NOT NULL, ms INTEGER NOT NULL, seq INTEGER NOT NULL,
 		consumer TEXT NOT NULL, delivery_time INTEGER NOT NULL, delivery_count INTEGER NOT NULL,
 		PRIMARY KEY (sid, grp, ms, seq)) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS kdb_pending_runs (
+		sid INTEGER NOT NULL, grp TEXT NOT NULL, last_ms INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+		first_ms INTEGER NOT NULL, first_seq INTEGER NOT NULL,
+		consumer TEXT NOT NULL, delivery_time INTEGER NOT NULL, n INTEGER NOT NULL, ids BLOB NOT NULL,
+		PRIMARY KEY (sid, grp, last_ms, last_seq)) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS kdb_keys (
 		name TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID`,
 }

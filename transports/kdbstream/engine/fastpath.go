@@ -37,7 +37,9 @@ func (e *Engine) nothingNew(ctx context.Context, stream, grp string) bool {
 // idleScan answers XAUTOCLAIM without locking when no pending entry from start on is
 // claimable (idle enough) or dangling (its entry deleted): the reply is then the next
 // cursor only. ok false means the locked path must run. One statement, since claimers
-// run it every ClaimInterval whether or not there is work.
+// run it every ClaimInterval whether or not there is work. A pending run from start on
+// (a batch read and not yet acked, pel_runs.go) also sends it down the locked path,
+// which turns the runs into rows and scans them as Redis would.
 func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, threshold, attempts int64) (next ID, ok bool) {
 	if err := e.ensureReady(ctx); err != nil {
 		return next, false
@@ -49,10 +51,12 @@ func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, thre
 			AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?)))
 		SELECT (SELECT COUNT(*) FROM kdb_groups g, s WHERE g.sid = s.id AND g.name = ?),
 			(SELECT COUNT(*) FROM (SELECT 1 FROM p WHERE p.delivery_time <= ? OR NOT EXISTS
-				(SELECT 1 FROM kdb_entries x WHERE x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq) LIMIT 1) c),
+				(SELECT 1 FROM kdb_entries x WHERE x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq) LIMIT 1) c) +
+			(SELECT COUNT(*) FROM (SELECT 1 FROM kdb_pending_runs r, s WHERE r.sid = s.id AND r.grp = ?
+				AND (r.last_ms >= ? AND (r.last_ms > ? OR r.last_seq >= ?)) LIMIT 1) rc),
 			(SELECT ms FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?),
 			(SELECT seq FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?)`,
-		stream, grp, from.Ms, from.Ms, from.Seq, grp, threshold, attempts, attempts).Scan(&groups, &claimable, &nms, &nseq)
+		stream, grp, from.Ms, from.Ms, from.Seq, grp, threshold, grp, from.Ms, from.Ms, from.Seq, attempts, attempts).Scan(&groups, &claimable, &nms, &nseq)
 	if err != nil || groups == 0 || claimable > 0 {
 		return next, false
 	}

@@ -220,7 +220,7 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 			return err
 		}
 		if !noack {
-			if err := e.upsertPending(ctx, tx, s.sid, grp, consumer, now, prev, g.last); err != nil {
+			if err := e.addPending(ctx, tx, s.sid, grp, consumer, now, prev, entries); err != nil {
 				return err
 			}
 		}
@@ -261,6 +261,9 @@ func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, 
 		}
 		now := e.nowMs()
 		if err := e.touchConsumer(ctx, tx, s.sid, grp, consumer, now, false); err != nil {
+			return err
+		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
 			return err
 		}
 		start, ok := after.Next()

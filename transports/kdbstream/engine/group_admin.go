@@ -65,6 +65,7 @@ func (e *Engine) GroupDestroy(ctx context.Context, stream, grp string) (bool, er
 		existed = true
 		for _, q := range []string{
 			`DELETE FROM kdb_pending WHERE sid = ? AND grp = ?`,
+			`DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ?`,
 			`DELETE FROM kdb_consumers WHERE sid = ? AND grp = ?`,
 			`DELETE FROM kdb_groups WHERE sid = ? AND name = ?`,
 		} {
@@ -112,6 +113,9 @@ func (e *Engine) DelConsumer(ctx context.Context, stream, grp, consumer string) 
 		if err != nil {
 			return err
 		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
+			return err
+		}
 		res, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND consumer = ?`, s.sid, grp, consumer)
 		if err != nil {
 			return err
@@ -154,7 +158,8 @@ func (e *Engine) XInfoConsumers(ctx context.Context, stream, grp string) ([]Cons
 			return errNoSuchGroup(stream, grp)
 		}
 		rows, err := e.query(ctx, tx, `SELECT c.name, c.seen_time,
-			(SELECT COUNT(*) FROM kdb_pending p WHERE p.sid = c.sid AND p.grp = c.grp AND p.consumer = c.name)
+			(SELECT COUNT(*) FROM kdb_pending p WHERE p.sid = c.sid AND p.grp = c.grp AND p.consumer = c.name) +
+			(SELECT COALESCE(SUM(r.n), 0) FROM kdb_pending_runs r WHERE r.sid = c.sid AND r.grp = c.grp AND r.consumer = c.name)
 			FROM kdb_consumers c WHERE c.sid = ? AND c.grp = ?`, s.sid, grp)
 		if err != nil {
 			return err

@@ -127,8 +127,10 @@ func (e *Engine) ImportState(ctx context.Context, stream string, st StreamState)
 					return err
 				}
 			}
-			if _, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ?`, s.sid, g.Name); err != nil {
-				return err
+			for _, q := range []string{`DELETE FROM kdb_pending WHERE sid = ? AND grp = ?`, `DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ?`} {
+				if _, err := e.exec(ctx, tx, q, s.sid, g.Name); err != nil {
+					return err
+				}
 			}
 			for _, p := range g.Pending {
 				if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)

@@ -233,6 +233,7 @@ func (e *Engine) Del(ctx context.Context, keys ...string) (int64, error) {
 func (e *Engine) dropStream(ctx context.Context, tx *sql.Tx, s *stream) error {
 	for _, q := range []string{
 		`DELETE FROM kdb_pending WHERE sid = ?`,
+		`DELETE FROM kdb_pending_runs WHERE sid = ?`,
 		`DELETE FROM kdb_consumers WHERE sid = ?`,
 		`DELETE FROM kdb_groups WHERE sid = ?`,
 		`DELETE FROM kdb_entries WHERE sid = ?`,

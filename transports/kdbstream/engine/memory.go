@@ -64,9 +64,10 @@ func (e *Engine) MemoryUsage(ctx context.Context, key string, samples int64) (n 
 				(SELECT COALESCE(SUM(octet_length(name)), 0) FROM kdb_groups WHERE sid = ?),
 				(SELECT count(*) FROM kdb_consumers WHERE sid = ?),
 				(SELECT COALESCE(SUM(octet_length(grp) + octet_length(name)), 0) FROM kdb_consumers WHERE sid = ?),
-				(SELECT count(*) FROM kdb_pending WHERE sid = ?),
-				(SELECT COALESCE(SUM(octet_length(grp) + octet_length(consumer)), 0) FROM kdb_pending WHERE sid = ?)`,
-			s.sid, s.sid, s.sid, s.sid, s.sid, s.sid).Scan(&groups, &groupBytes, &consumers, &consumerBytes, &pending, &pendingBytes); err != nil {
+				(SELECT count(*) FROM kdb_pending WHERE sid = ?) + (SELECT count(*) FROM kdb_pending_runs WHERE sid = ?),
+				(SELECT COALESCE(SUM(octet_length(grp) + octet_length(consumer)), 0) FROM kdb_pending WHERE sid = ?) +
+				(SELECT COALESCE(SUM(octet_length(grp) + octet_length(consumer) + octet_length(ids)), 0) FROM kdb_pending_runs WHERE sid = ?)`,
+			s.sid, s.sid, s.sid, s.sid, s.sid, s.sid, s.sid, s.sid).Scan(&groups, &groupBytes, &consumers, &consumerBytes, &pending, &pendingBytes); err != nil {
 			return err
 		}
 		n += groups*groupRowBytes + groupBytes + consumers*consumerRowBytes + consumerBytes + pending*pendingRowBytes + pendingBytes

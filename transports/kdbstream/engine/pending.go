@@ -32,11 +32,20 @@ func (e *Engine) XAck(ctx context.Context, stream, grp string, ids ...string) (i
 }
 
 // deletePending removes ids from a group's PEL and returns XACK's count (each id that
-// was pending, duplicates once), with constant statements: no per-call parsing, one
+// was pending, duplicates once): first from the runs that hold them (pel_runs.go),
+// then the rest from the rows with constant statements: no per-call parsing, one
 // round trip per chunk (the dialect's: two unnest()ed arrays on PostgreSQL, a VALUES
 // list of power-of-two length on SQLite).
 func (e *Engine) deletePending(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, error) {
-	return e.d.deletePending(ctx, tx, sid, grp, ids)
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	n, rest, err := e.ackRuns(ctx, tx, sid, grp, ids)
+	if err != nil || len(rest) == 0 {
+		return n, err
+	}
+	m, err := e.d.deletePending(ctx, tx, sid, grp, rest)
+	return n + m, err
 }
 
 // PendingSummary is XPENDING's summary form.
@@ -59,6 +68,9 @@ func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (Pendi
 		ps = PendingSummary{}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
 		if err != nil {
+			return err
+		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
 			return err
 		}
 		rows, err := e.query(ctx, tx, `SELECT consumer, COUNT(*) FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer`, s.sid, grp)
@@ -123,6 +135,9 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		out = []PendingEntry{}
 		s, _, err := e.lockGroup(ctx, tx, stream, grp, "")
 		if err != nil {
+			return err
+		}
+		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
 			return err
 		}
 		if pq.Count <= 0 || end.Less(start) {

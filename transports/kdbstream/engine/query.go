@@ -177,7 +177,8 @@ func (e *Engine) XInfoGroups(ctx context.Context, stream string) ([]GroupInfo, e
 		}
 		rows, err := e.query(ctx, tx, `SELECT g.name, g.last_ms, g.last_seq, g.entries_read,
 			(SELECT COUNT(*) FROM kdb_consumers c WHERE c.sid = g.sid AND c.grp = g.name),
-			(SELECT COUNT(*) FROM kdb_pending p WHERE p.sid = g.sid AND p.grp = g.name)
+			(SELECT COUNT(*) FROM kdb_pending p WHERE p.sid = g.sid AND p.grp = g.name) +
+			(SELECT COALESCE(SUM(r.n), 0) FROM kdb_pending_runs r WHERE r.sid = g.sid AND r.grp = g.name)
 			FROM kdb_groups g WHERE g.sid = ?`, s.sid)
 		if err != nil {
 			return err

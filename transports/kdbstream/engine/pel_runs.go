@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+)
+
+// Pending runs. A consumer loop reads ">" in batches and acks each batch whole; with
+// one pending-list row per entry, each entry cost a B-tree insert at the read and a
+// delete at the ack, about half of the engine's read+ack time (measured: 6.7 µs per
+// entry with the rows, 3.3 µs without, SQLite). So a ">" read that nothing already
+// pending overlaps records its entries as one run: one row of kdb_pending_runs holding
+// their ids (encodeRunIDs), the consumer and the delivery time, all with a delivery
+// count of 1, which is what Redis's PEL holds for them. An XACK removes ids from the
+// runs that hold them (deleting a run it empties) before it deletes rows.
+//
+// Invariants, kept under the stream's row lock that every pending-list operation takes:
+//   - an id is pending in at most one place: one run, or one kdb_pending row;
+//   - a group's runs are disjoint and ordered (each holds ids above every id pending
+//     when it was made), keyed by their last id;
+//   - a run's ids are still pending with the run's consumer, delivery time and a
+//     delivery count of 1.
+//
+// Everything else that reads or changes pending entries one by one (XCLAIM,
+// XAUTOCLAIM's locked path, a consumer's re-read of its own pending entries, XPENDING,
+// DELCONSUMER) first turns the group's runs into rows (materializeRuns) and then works
+// on rows as before; the counts (XINFO) add the runs' sizes. Runs keep the ids of
+// entries deleted from the stream, as rows do (Redis's KEEPREF).
+
+// encodeRunIDs encodes ascending ids: the first as two uvarints (ms, seq), each next
+// one as the ms delta and then, when the ms is the same, the seq delta, else the seq.
+// A batch of 100 ids of one millisecond takes about 200 bytes.
+func encodeRunIDs(ids []ID) []byte {
+	b := make([]byte, 0, 4+2*len(ids))
+	prev := ID{}
+	for i, id := range ids {
+		switch {
+		case i == 0:
+			b = binary.AppendUvarint(b, uint64(id.Ms))
+			b = binary.AppendUvarint(b, uint64(id.Seq))
+		case id.Ms == prev.Ms:
+			b = binary.AppendUvarint(b, 0)
+			b = binary.AppendUvarint(b, uint64(id.Seq-prev.Seq))
+		default:
+			b = binary.AppendUvarint(b, uint64(id.Ms-prev.Ms))
+			b = binary.AppendUvarint(b, uint64(id.Seq))
+		}
+		prev = id
+	}
+	return b
+}
+
+var errBadRun = errors.New("kdbstream: corrupt pending run")
+
+// decodeRunIDs decodes encodeRunIDs's n ids.
+func decodeRunIDs(b []byte, n int64) ([]ID, error) {
+	if n < 0 || n > int64(len(b)) {
+		return nil, errBadRun
+	}
+	out := make([]ID, 0, n)
+	prev := ID{}
+	for i := range n {
+		a, k := binary.Uvarint(b)
+		if k <= 0 || a > math.MaxInt64 {
+			return nil, errBadRun
+		}
+		b = b[k:]
+		c, k := binary.Uvarint(b)
+		if k <= 0 || c > math.MaxInt64 {
+			return nil, errBadRun
+		}
+		b = b[k:]
+		id := ID{int64(a), int64(c)}
+		if i > 0 {
+			// The sums may wrap on a corrupt run; the order check below catches it.
+			id.Ms = prev.Ms + int64(a)
+			if a == 0 {
+				id.Seq = prev.Seq + int64(c)
+			}
+			if !prev.Less(id) {
+				return nil, errBadRun
+			}
+		}
+		out = append(out, id)
+		prev = id
+	}
+	if len(b) != 0 {
+		return nil, errBadRun
+	}
+	return out, nil
+}
+
+// addPending records entries (ascending, just read by consumer at now, the group's
+// last id before the read being prev) as pending: one run when nothing pending in the
+// group has an id above prev, else rows through upsertPending (the group's last id was
+// moved back, or XCLAIM FORCE made an entry pending ahead of it).
+func (e *Engine) addPending(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, prev ID, entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	last := entries[len(entries)-1].ID
+	var ahead bool
+	if err := e.queryRow(ctx, tx, `SELECT EXISTS (SELECT 1 FROM kdb_pending WHERE sid = ? AND grp = ? AND (ms >= ? AND (ms > ? OR seq > ?)))
+		OR EXISTS (SELECT 1 FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND (last_ms >= ? AND (last_ms > ? OR last_seq > ?)))`,
+		sid, grp, prev.Ms, prev.Ms, prev.Seq, sid, grp, prev.Ms, prev.Ms, prev.Seq).Scan(&ahead); err != nil {
+		return err
+	}
+	if ahead {
+		if err := e.materializeRuns(ctx, tx, sid, grp); err != nil {
+			return err
+		}
+		return e.upsertPending(ctx, tx, sid, grp, consumer, now, prev, last)
+	}
+	ids := make([]ID, len(entries))
+	for i, en := range entries {
+		ids[i] = en.ID
+	}
+	_, err := e.exec(ctx, tx, `INSERT INTO kdb_pending_runs (sid, grp, last_ms, last_seq, first_ms, first_seq, consumer, delivery_time, n, ids)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sid, grp, last.Ms, last.Seq, ids[0].Ms, ids[0].Seq, consumer, now, int64(len(ids)), encodeRunIDs(ids))
+	return err
+}
+
+// materializeRuns turns the runs of group grp of stream sid into kdb_pending rows.
+func (e *Engine) materializeRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string) error {
+	type run struct {
+		last       ID
+		consumer   string
+		deliveryMs int64
+		ids        []ID
+	}
+	rows, err := e.query(ctx, tx, `SELECT last_ms, last_seq, consumer, delivery_time, n, ids FROM kdb_pending_runs
+		WHERE sid = ? AND grp = ?`, sid, grp)
+	if err != nil {
+		return err
+	}
+	var runs []run
+	for rows.Next() {
+		var r run
+		var n int64
+		var b []byte
+		if err := rows.Scan(&r.last.Ms, &r.last.Seq, &r.consumer, &r.deliveryMs, &n, &b); err != nil {
+			rows.Close()
+			return err
+		}
+		if r.ids, err = decodeRunIDs(b, n); err != nil {
+			rows.Close()
+			return err
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(runs) == 0 {
+		return err
+	}
+	for _, r := range runs {
+		for _, id := range r.ids {
+			// DO NOTHING: a row already there (which the invariants rule out) is kept
+			// rather than failing every later command of the group.
+			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+				VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT (sid, grp, ms, seq) DO NOTHING`,
+				sid, grp, id.Ms, id.Seq, r.consumer, r.deliveryMs); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = e.exec(ctx, tx, `DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ?`, sid, grp)
+	return err
+}
+
+// ackRuns removes ids from the runs of the group that hold them and returns how many
+// it removed (each id once) and the ids no run held, for the rows.
+func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, []ID, error) {
+	acked := slices.Clone(ids)
+	slices.SortFunc(acked, ID.Cmp)
+	acked = slices.Compact(acked)
+	lo, hi := acked[0], acked[len(acked)-1]
+	type run struct {
+		last ID
+		ids  []ID
+	}
+	rows, err := e.query(ctx, tx, `SELECT last_ms, last_seq, n, ids FROM kdb_pending_runs WHERE sid = ? AND grp = ?
+		AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?)) AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`,
+		sid, grp, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
+	if err != nil {
+		return 0, nil, err
+	}
+	var runs []run
+	for rows.Next() {
+		var r run
+		var n int64
+		var b []byte
+		if err := rows.Scan(&r.last.Ms, &r.last.Seq, &n, &b); err != nil {
+			rows.Close()
+			return 0, nil, err
+		}
+		if r.ids, err = decodeRunIDs(b, n); err != nil {
+			rows.Close()
+			return 0, nil, err
+		}
+		runs = append(runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	if len(runs) == 0 {
+		return 0, ids, nil
+	}
+	var removed int64
+	held := make([]bool, len(acked))
+	for _, r := range runs {
+		keep := r.ids[:0:0]
+		for _, id := range r.ids {
+			if i, ok := slices.BinarySearchFunc(acked, id, ID.Cmp); ok {
+				held[i] = true
+				continue
+			}
+			keep = append(keep, id)
+		}
+		if len(keep) == len(r.ids) {
+			continue
+		}
+		removed += int64(len(r.ids) - len(keep))
+		if len(keep) == 0 {
+			_, err = e.exec(ctx, tx, `DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND last_ms = ? AND last_seq = ?`,
+				sid, grp, r.last.Ms, r.last.Seq)
+		} else {
+			nl := keep[len(keep)-1]
+			_, err = e.exec(ctx, tx, `UPDATE kdb_pending_runs SET last_ms = ?, last_seq = ?, first_ms = ?, first_seq = ?, n = ?, ids = ?
+				WHERE sid = ? AND grp = ? AND last_ms = ? AND last_seq = ?`,
+				nl.Ms, nl.Seq, keep[0].Ms, keep[0].Seq, int64(len(keep)), encodeRunIDs(keep), sid, grp, r.last.Ms, r.last.Seq)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	var rest []ID
+	for i, id := range acked {
+		if !held[i] {
+			rest = append(rest, id)
+		}
+	}
+	return removed, rest, nil
+}

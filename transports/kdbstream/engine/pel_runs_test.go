@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+// TestR9_PendingRuns: a batch read is one run (no per-entry rows) that XACK empties;
+// a partial ack keeps the rest pending; the runs are durable (a reopened engine sees
+// them); XPENDING, XINFO and XCLAIM see run entries as Redis sees pending entries; a
+// read overlapping what is pending (XCLAIM FORCE ahead of the group) falls back to
+// rows. The differential test compares the same commands with Redis at random.
+func TestR9_PendingRuns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		ctx := testenv.Context(t, time.Minute)
+		cfg := d.config(t, nil)
+		e := openT(t, cfg)
+		counts := func(e *Engine) (rows, runs int64) {
+			t.Helper()
+			if err := e.DB().QueryRowContext(ctx, e.Rebind(`SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs)`)).Scan(&rows, &runs); err != nil {
+				t.Fatal(err)
+			}
+			return rows, runs
+		}
+		pending := func(e *Engine) int64 {
+			t.Helper()
+			gs, err := e.XInfoGroups(ctx, "s")
+			if err != nil || len(gs) != 1 {
+				t.Fatalf("XINFO GROUPS: %+v %v", gs, err)
+			}
+			cs, err := e.XInfoConsumers(ctx, "s", "g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, c := range cs {
+				sum += c.Pending
+			}
+			if sum != gs[0].Pending {
+				t.Fatalf("XINFO CONSUMERS pending %d, XINFO GROUPS %d", sum, gs[0].Pending)
+			}
+			return gs[0].Pending
+		}
+		adds := make([]Add, 300)
+		for i := range adds {
+			adds[i] = Add{Stream: "s", Values: []string{"i", "v"}}
+		}
+		if _, err := e.Append(ctx, adds); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
+			t.Fatal(err)
+		}
+		read := func(e *Engine, n int64) []string {
+			t.Helper()
+			r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", n, -1, false)
+			if err != nil || int64(len(r.Entries)) != n {
+				t.Fatalf("read %d: %d entries, %v", n, len(r.Entries), err)
+			}
+			ids := make([]string, len(r.Entries))
+			for i, en := range r.Entries {
+				ids[i] = en.ID.String()
+			}
+			return ids
+		}
+		ack := func(e *Engine, ids []string, want int64) {
+			t.Helper()
+			if n, err := e.XAck(ctx, "s", "g", ids...); err != nil || n != want {
+				t.Fatalf("XACK of %d ids: %d, %v; want %d", len(ids), n, err, want)
+			}
+		}
+
+		// A batch is one run; acking it whole (duplicates counted once) leaves nothing.
+		batch := read(e, 100)
+		if rows, runs := counts(e); rows != 0 || runs != 1 || pending(e) != 100 {
+			t.Fatalf("after a read of 100: %d rows, %d runs, %d pending; want 0, 1, 100", rows, runs, pending(e))
+		}
+		ack(e, append(slices.Clone(batch), batch[0]), 100)
+		if rows, runs := counts(e); rows != 0 || runs != 0 || pending(e) != 0 {
+			t.Fatalf("after acking the batch: %d rows, %d runs, %d pending", rows, runs, pending(e))
+		}
+
+		// A partial ack keeps the other 90 in the run, through a restart.
+		batch = read(e, 100)
+		var some []string
+		for i := 0; i < len(batch); i += 10 {
+			some = append(some, batch[i])
+		}
+		ack(e, some, 10)
+		ack(e, some, 0)
+		if rows, runs := counts(e); rows != 0 || runs != 1 || pending(e) != 90 {
+			t.Fatalf("after a partial ack: %d rows, %d runs, %d pending", rows, runs, pending(e))
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		e = openT(t, cfg)
+		ps, err := e.XPendingSummary(ctx, "s", "g")
+		if err != nil || ps.Count != 90 || ps.Min.String() != batch[1] || ps.Max.String() != batch[99] ||
+			len(ps.Consumers) != 1 || ps.Consumers[0].Count != 90 {
+			t.Fatalf("XPENDING after a restart: %+v %v; want 90 from %s to %s", ps, err, batch[1], batch[99])
+		}
+		if rows, runs := counts(e); rows != 90 || runs != 0 {
+			t.Fatalf("XPENDING leaves %d rows, %d runs; want the run as 90 rows", rows, runs)
+		}
+		ack(e, batch, 90)
+
+		// XCLAIM FORCE of an entry ahead of the group makes the next read overlap it:
+		// that read's entries are rows, and the claimed one changes owner as in Redis.
+		ahead := read(e, 100) // the last 100
+		ack(e, ahead, 100)
+		if err := e.GroupSetID(ctx, "s", "g", batch[99], -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.XClaim(ctx, "s", "g", "other", 0, []string{ahead[50]}, ClaimOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		again := read(e, 100)
+		if !slices.Equal(again, ahead) {
+			t.Fatalf("re-read after SETID: %v", again)
+		}
+		if rows, runs := counts(e); rows != 100 || runs != 0 || pending(e) != 100 {
+			t.Fatalf("a read overlapping a pending entry: %d rows, %d runs, %d pending; want 100 rows", rows, runs, pending(e))
+		}
+		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: ahead[50], End: ahead[50], Count: 1})
+		if err != nil || len(pe) != 1 || pe[0].Consumer != "c" || pe[0].Deliveries != 1 {
+			t.Fatalf("the claimed entry after the re-read: %+v %v; want c's with 1 delivery", pe, err)
+		}
+	})
+}
+
+// FuzzPendingRunIDs: decodeRunIDs never panics and returns ascending ids; what
+// encodeRunIDs wrote decodes to the same ids.
+func FuzzPendingRunIDs(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 1, 0, 1}, int64(3))
+	f.Add(encodeRunIDs([]ID{{5, 0}, {5, 1}, {9, 0}, {1 << 40, 7}}), int64(4))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0}, int64(1))
+	f.Fuzz(func(t *testing.T, b []byte, n int64) {
+		ids, err := decodeRunIDs(b, n)
+		if err == nil {
+			if int64(len(ids)) != n {
+				t.Fatalf("%d ids for n %d", len(ids), n)
+			}
+			for i := 1; i < len(ids); i++ {
+				if !ids[i-1].Less(ids[i]) || ids[i].Ms < 0 || ids[i].Seq < 0 {
+					t.Fatalf("not ascending: %v", ids)
+				}
+			}
+			back, err := decodeRunIDs(encodeRunIDs(ids), n)
+			if err != nil || !slices.Equal(back, ids) {
+				t.Fatalf("re-encoded %v: %v %v", ids, back, err)
+			}
+		}
+		// Ids made of the input, sorted and unique, survive the round trip.
+		var made []ID
+		for i := 0; i+2 <= len(b); i += 2 {
+			made = append(made, ID{int64(b[i]) << (b[i+1] % 40), int64(b[i+1])})
+		}
+		slices.SortFunc(made, ID.Cmp)
+		made = slices.Compact(made)
+		back, err := decodeRunIDs(encodeRunIDs(made), int64(len(made)))
+		if err != nil || !slices.Equal(back, made) {
+			t.Fatalf("round trip of %v: %v %v", made, back, err)
+		}
+	})
+}
