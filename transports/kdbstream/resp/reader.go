@@ -3,7 +3,7 @@ package resp
 import (
 	"bytes"
 	"io"
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/tidwall/redcon"
@@ -156,12 +156,11 @@ func (cr *cmdReader) frameAll(cmds [][]string) ([][]string, error) {
 // b. n is 0 while incomplete, with need the bytes the request takes at least when
 // known (so a large bulk is read into a buffer of the right size at once).
 func frameMultibulk(b []byte, unauthed bool) (args []string, n, need int, err error) {
-	l, i, err := lengthLine(b, errBigCount, errMultibulkLen)
+	count, i, err := lenLine(b, errBigCount, errMultibulkLen)
 	if err != nil || i == 0 {
 		return nil, 0, 0, err
 	}
-	count, ok := parseLen(l[1:])
-	if !ok || count > maxArgs {
+	if count > maxArgs {
 		return nil, 0, 0, errMultibulkLen
 	}
 	if count <= 0 {
@@ -171,7 +170,11 @@ func frameMultibulk(b []byte, unauthed bool) (args []string, n, need int, err er
 		return nil, 0, 0, &protocolError{"unauthenticated multibulk length"}
 	}
 	type span struct{ from, to int }
-	spans := make([]span, 0, count)
+	var small [16]span // most requests have few arguments: no allocation for them
+	spans := small[:0]
+	if count > len(small) {
+		spans = make([]span, 0, count)
+	}
 	for range count {
 		if i >= len(b) {
 			return nil, 0, i + 3, nil
@@ -179,12 +182,11 @@ func frameMultibulk(b []byte, unauthed bool) (args []string, n, need int, err er
 		if b[i] != '$' {
 			return nil, 0, 0, &protocolError{"expected '$', got '" + string(b[i]) + "'"}
 		}
-		l, ln, err := lengthLine(b[i:], errBigBulkCount, errBulkLen)
+		size, ln, err := lenLine(b[i:], errBigBulkCount, errBulkLen)
 		if err != nil || ln == 0 {
 			return nil, 0, 0, err
 		}
-		size, ok := parseLen(l[1:])
-		if !ok || size < 0 || size > maxBulk {
+		if size < 0 || size > maxBulk {
 			return nil, 0, 0, errBulkLen
 		}
 		if unauthed && size > 16384 {
@@ -211,6 +213,38 @@ func frameMultibulk(b []byte, unauthed bool) (args []string, n, need int, err er
 	return args, i, 0, nil
 }
 
+// lenLine reads the "*<n>\r\n" or "$<n>\r\n" line at the start of b: its number and
+// length (0 while incomplete), bad when the number is not one. The common line (up to
+// 18 digits, CRLF in the buffer) is read in one pass over its bytes; anything else
+// takes lengthLine and parseLen, whose errors are Redis's.
+func lenLine(b []byte, tooBig, bad error) (n, used int, err error) {
+	i := 1
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	if i > start && i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
+		if neg {
+			n = -n
+		}
+		return n, i + 2, nil
+	}
+	l, used, err := lengthLine(b, tooBig, bad)
+	if err != nil || used == 0 {
+		return 0, 0, err
+	}
+	n, ok := parseLen(l[1:])
+	if !ok {
+		return 0, 0, bad
+	}
+	return n, used, nil
+}
+
 // lengthLine is line for "*<n>" and "$<n>" lines: a line ended by a lone LF is bad.
 func lengthLine(b []byte, tooBig, bad error) (l []byte, n int, err error) {
 	i := bytes.IndexByte(b, '\n')
@@ -226,13 +260,31 @@ func lengthLine(b []byte, tooBig, bad error) (l []byte, n int, err error) {
 	return b[:i-1], i + 1, nil
 }
 
-// parseLen parses a length: decimal digits with an optional sign, nothing else.
+// parseLen parses a length: decimal digits with an optional minus sign, nothing else
+// (what strconv.Atoi accepts without its '+'), by hand: it runs for every line of
+// every request, and Atoi's string conversion and error value were a third of framing.
 func parseLen(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 20 || b[0] == '+' {
+	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(b))
-	return n, err == nil
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (math.MaxInt-9)/10 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // frameInline frames one inline request (a line, split on spaces with Redis's quoting
