@@ -260,6 +260,8 @@ var ddlPostgres = []string{
 		PRIMARY KEY (sid, grp, last_ms, last_seq))`,
 	`CREATE TABLE IF NOT EXISTS kdb_keys (
 		name TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at BIGINT NOT NULL DEFAULT 0)`,
+	`CREATE TABLE IF NOT EXISTS kdb_scan_cursors (
+		id BIGINT PRIMARY KEY, after TEXT NOT NULL, created_ms BIGINT NOT NULL)`,
 }
 
 var _ dialect = (*postgresDialect)(nil)

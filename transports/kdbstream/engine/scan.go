@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/koder/eventhub/hub"
 )
@@ -20,12 +22,18 @@ import (
 // A SCAN cursor must be an unsigned 64-bit number (go-redis parses it as one), while
 // the keyspace is ordered by name in the database, which no number can resume from
 // without an integer key on every row. So, like kvrocks's numeric cursors, a cursor is
-// a random number the engine maps to the last name a page returned (scanCursors keeps
-// the newest maxScanCursors). Every key present for a whole iteration is returned, and
-// no key twice; a cursor the engine no longer knows (too many iterations since, a
-// restart, or a page asked of another hub behind a load balancer) is an error, never a
-// silent restart. Each page is one statement: the streams and the live strings after
-// the cursor's name, merged in the database's own order of names.
+// a random number the engine maps to the last name a page returned: in memory
+// (scanCursors keeps the newest maxScanCursors) and, on PostgreSQL, in the shared
+// kdb_scan_cursors table too, so a page may be asked of any hub of the database (a
+// client behind a load balancer), for scanCursorTTL. Every key present for a whole
+// iteration is returned, and no key twice; a cursor the engine no longer knows (too
+// old, or from a SQLite engine's earlier run) is an error, never a silent restart. Each
+// page is one statement: the streams and the live strings after the cursor's name,
+// merged in the database's own order of names.
+
+// scanCursorTTL is how long a cursor stays valid in kdb_scan_cursors (PostgreSQL);
+// an iteration idle for longer starts again.
+const scanCursorTTL = time.Hour
 
 // maxScanCursors bounds the iterations the engine remembers.
 const maxScanCursors = 4096
@@ -46,6 +54,11 @@ func (c *scanCursors) put(name string) uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	id := binary.LittleEndian.Uint64(b[:]) | 1 // never 0, SCAN's end
+	c.putID(id, name)
+	return id
+}
+
+func (c *scanCursors) putID(id uint64, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.last == nil {
@@ -57,7 +70,49 @@ func (c *scanCursors) put(name string) uint64 {
 		delete(c.last, c.order[0])
 		c.order = c.order[1:]
 	}
-	return id
+}
+
+// putCursor makes a cursor for name: in memory and, on PostgreSQL, in the shared
+// table, pruning cursors past scanCursorTTL now and then (the table stays as small
+// as the iterations of the last hour).
+func (e *Engine) putCursor(ctx context.Context, name string) (uint64, error) {
+	id := e.cursors.put(name)
+	if !e.Postgres() {
+		return id, nil
+	}
+	now := e.nowMs()
+	if _, err := e.db.ExecContext(ctx, e.Rebind(`INSERT INTO kdb_scan_cursors (id, after, created_ms) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET after = excluded.after, created_ms = excluded.created_ms`), int64(id), name, now); err != nil {
+		return 0, classify(err)
+	}
+	if id%64 == 1 {
+		if _, err := e.db.ExecContext(ctx, e.Rebind(`DELETE FROM kdb_scan_cursors WHERE created_ms < ?`), now-scanCursorTTL.Milliseconds()); err != nil {
+			return 0, classify(err)
+		}
+	}
+	return id, nil
+}
+
+// cursorName returns where cursor id's page ended: this engine's memory first, then
+// (PostgreSQL) the table another hub may have written it to.
+func (e *Engine) cursorName(ctx context.Context, id uint64) (string, error) {
+	if name, ok := e.cursors.get(id); ok {
+		return name, nil
+	}
+	if !e.Postgres() {
+		return "", errInvalidCursor
+	}
+	var name string
+	err := e.db.QueryRowContext(ctx, e.Rebind(`SELECT after FROM kdb_scan_cursors WHERE id = ? AND created_ms >= ?`),
+		int64(id), e.nowMs()-scanCursorTTL.Milliseconds()).Scan(&name)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", errInvalidCursor
+	case err != nil:
+		return "", classify(err)
+	}
+	e.cursors.putID(id, name)
+	return name, nil
 }
 
 func (c *scanCursors) get(id uint64) (string, bool) {
@@ -80,9 +135,8 @@ type ScanOptions struct {
 func (e *Engine) Scan(ctx context.Context, cursor uint64, o ScanOptions) (next uint64, keys []string, err error) {
 	after, first := "", cursor == 0
 	if !first {
-		var ok bool
-		if after, ok = e.cursors.get(cursor); !ok {
-			return 0, nil, errInvalidCursor
+		if after, err = e.cursorName(ctx, cursor); err != nil {
+			return 0, nil, err
 		}
 	}
 	count := o.Count
@@ -104,7 +158,9 @@ func (e *Engine) Scan(ctx context.Context, cursor uint64, o ScanOptions) (next u
 		}
 	}
 	if more {
-		next = e.cursors.put(names[len(names)-1])
+		if next, err = e.putCursor(ctx, names[len(names)-1]); err != nil {
+			return 0, nil, err
+		}
 	}
 	return next, keys, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koder/eventhub/internal/testenv"
 )
 
 // TestRESP_GlobMatchesRedis: for random names and random patterns (every special byte
@@ -217,4 +219,50 @@ func sorted(ss []string) []string {
 	out := slices.Clone(ss)
 	slices.Sort(out)
 	return out
+}
+
+// TestRESP_ScanCursorOnAnyHub: on PostgreSQL a SCAN iteration may go on through another
+// engine of the same database (hubs behind a load balancer): pages alternating between
+// two engines return every key once; a cursor past its time is an error on both.
+func TestRESP_ScanCursorOnAnyHub(t *testing.T) {
+	t.Parallel()
+	a := openPostgresT(t, nil)
+	b := openT(t, Config{Driver: DriverPostgres, DSN: a.cfg.DSN, Schema: a.cfg.Schema})
+	ctx := testenv.Context(t, time.Minute)
+	var want []string
+	for i := range 25 {
+		name := "k:" + strconv.Itoa(i)
+		if _, err := a.Do(ctx, "SET", name, "v"); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	var got []string
+	var cursor uint64
+	for page := 0; page == 0 || cursor != 0; page++ {
+		e := []*Engine{a, b}[page%2]
+		next, keys, err := e.Scan(ctx, cursor, ScanOptions{Count: 4})
+		if err != nil {
+			t.Fatalf("page %d on engine %d: %v", page, page%2, err)
+		}
+		got, cursor = append(got, keys...), next
+		if page > 100 {
+			t.Fatal("SCAN never ends")
+		}
+	}
+	if !slices.Equal(sorted(got), want) {
+		t.Fatalf("SCAN over two engines: %q, want %q", got, want)
+	}
+
+	next, _, err := a.Scan(ctx, 0, ScanOptions{Count: 4})
+	if err != nil || next == 0 {
+		t.Fatal(next, err)
+	}
+	if _, err := a.DB().ExecContext(ctx, a.Rebind(`UPDATE kdb_scan_cursors SET created_ms = created_ms - ?`), 2*scanCursorTTL.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Scan(ctx, next, ScanOptions{Count: 4}); !errors.Is(err, errInvalidCursor) {
+		t.Fatalf("a cursor past its time on another engine: %v, want invalid cursor", err)
+	}
 }
