@@ -15,7 +15,15 @@ type ID struct{ Ms, Seq int64 }
 var MaxID = ID{math.MaxInt64, math.MaxInt64}
 
 func (id ID) String() string {
-	return strconv.FormatInt(id.Ms, 10) + "-" + strconv.FormatInt(id.Seq, 10)
+	var b [41]byte // two int64s and the dash: one allocation per id (every reply has many)
+	return string(id.Append(b[:0]))
+}
+
+// Append appends id's "<ms>-<seq>" form to b.
+func (id ID) Append(b []byte) []byte {
+	b = strconv.AppendInt(b, id.Ms, 10)
+	b = append(b, '-')
+	return strconv.AppendInt(b, id.Seq, 10)
 }
 
 // Less reports id < o.
