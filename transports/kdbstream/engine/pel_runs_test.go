@@ -10,7 +10,8 @@ import (
 
 // TestR9_PendingRuns: a batch read is one run (no per-entry rows) that XACK empties;
 // a partial ack keeps the rest pending; the runs are durable (a reopened engine sees
-// them); XPENDING, XINFO and XCLAIM see run entries as Redis sees pending entries; a
+// them); XPENDING (its summary without touching the runs), XINFO and XCLAIM see run
+// entries as Redis sees pending entries; a
 // read overlapping what is pending (XCLAIM FORCE ahead of the group) falls back to
 // rows. The differential test compares the same commands with Redis at random.
 func TestR9_PendingRuns(t *testing.T) {
@@ -103,8 +104,16 @@ func TestR9_PendingRuns(t *testing.T) {
 			len(ps.Consumers) != 1 || ps.Consumers[0].Count != 90 {
 			t.Fatalf("XPENDING after a restart: %+v %v; want 90 from %s to %s", ps, err, batch[1], batch[99])
 		}
+		if rows, runs := counts(e); rows != 0 || runs != 1 {
+			t.Fatalf("XPENDING's summary leaves %d rows, %d runs; want the run as it was", rows, runs)
+		}
+		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: 1000})
+		if err != nil || len(pe) != 90 || pe[0].ID.String() != batch[1] || pe[89].ID.String() != batch[99] ||
+			pe[0].Consumer != "c" || pe[0].Deliveries != 1 {
+			t.Fatalf("XPENDING - + 1000: %d entries %v", len(pe), err)
+		}
 		if rows, runs := counts(e); rows != 90 || runs != 0 {
-			t.Fatalf("XPENDING leaves %d rows, %d runs; want the run as 90 rows", rows, runs)
+			t.Fatalf("XPENDING's extended form leaves %d rows, %d runs; want the run as 90 rows", rows, runs)
 		}
 		ack(e, batch, 90)
 
@@ -125,7 +134,7 @@ func TestR9_PendingRuns(t *testing.T) {
 		if rows, runs := counts(e); rows != 100 || runs != 0 || pending(e) != 100 {
 			t.Fatalf("a read overlapping a pending entry: %d rows, %d runs, %d pending; want 100 rows", rows, runs, pending(e))
 		}
-		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: ahead[50], End: ahead[50], Count: 1})
+		pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: ahead[50], End: ahead[50], Count: 1})
 		if err != nil || len(pe) != 1 || pe[0].Consumer != "c" || pe[0].Deliveries != 1 {
 			t.Fatalf("the claimed entry after the re-read: %+v %v; want c's with 1 delivery", pe, err)
 		}

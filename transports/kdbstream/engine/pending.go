@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"slices"
 	"sort"
 	"time"
 )
@@ -61,7 +63,8 @@ type ConsumerPending struct {
 	Count int64
 }
 
-// XPendingSummary mirrors XPENDING <stream> <group>.
+// XPendingSummary mirrors XPENDING <stream> <group>. It reads the rows and the runs
+// (pel_runs.go) as they are, without turning runs into rows: monitoring asks it often.
 func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (PendingSummary, error) {
 	var ps PendingSummary
 	err := e.inTx(ctx, func(tx *sql.Tx) error {
@@ -70,10 +73,11 @@ func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (Pendi
 		if err != nil {
 			return err
 		}
-		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
-			return err
-		}
-		rows, err := e.query(ctx, tx, `SELECT consumer, COUNT(*) FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer`, s.sid, grp)
+		rows, err := e.query(ctx, tx, `SELECT consumer, SUM(k) FROM (
+				SELECT consumer, COUNT(*) AS k FROM kdb_pending WHERE sid = ? AND grp = ? GROUP BY consumer
+				UNION ALL
+				SELECT consumer, SUM(n) AS k FROM kdb_pending_runs WHERE sid = ? AND grp = ? GROUP BY consumer
+			) c GROUP BY consumer`, s.sid, grp, s.sid, grp)
 		if err != nil {
 			return err
 		}
@@ -94,12 +98,27 @@ func (e *Engine) XPendingSummary(ctx context.Context, stream, grp string) (Pendi
 		if ps.Count == 0 {
 			return nil
 		}
-		if err := e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms, seq LIMIT 1`, s.sid, grp).
-			Scan(&ps.Min.Ms, &ps.Min.Seq); err != nil {
-			return err
+		// The lowest and highest pending ids: of the rows, and of the runs (their first
+		// and last ids are pending ones).
+		ends := []ID{}
+		for _, q := range []string{
+			`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms, seq LIMIT 1`,
+			`SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms DESC, seq DESC LIMIT 1`,
+			`SELECT first_ms, first_seq FROM kdb_pending_runs WHERE sid = ? AND grp = ? ORDER BY last_ms, last_seq LIMIT 1`,
+			`SELECT last_ms, last_seq FROM kdb_pending_runs WHERE sid = ? AND grp = ? ORDER BY last_ms DESC, last_seq DESC LIMIT 1`,
+		} {
+			var id ID
+			err := e.queryRow(ctx, tx, q, s.sid, grp).Scan(&id.Ms, &id.Seq)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			ends = append(ends, id)
 		}
-		return e.queryRow(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? ORDER BY ms DESC, seq DESC LIMIT 1`, s.sid, grp).
-			Scan(&ps.Max.Ms, &ps.Max.Seq)
+		ps.Min, ps.Max = slices.MinFunc(ends, ID.Cmp), slices.MaxFunc(ends, ID.Cmp)
+		return nil
 	})
 	return ps, err
 }
