@@ -125,36 +125,43 @@ func (e *Engine) addPending(ctx context.Context, tx *sql.Tx, sid int64, grp, con
 	return err
 }
 
-// materializeRuns turns the runs of group grp of stream sid into kdb_pending rows.
-func (e *Engine) materializeRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string) error {
-	type run struct {
-		last       ID
-		consumer   string
-		deliveryMs int64
-		ids        []ID
-	}
+// pendingRun is one row of kdb_pending_runs, its ids decoded.
+type pendingRun struct {
+	last       ID
+	consumer   string
+	deliveryMs int64
+	ids        []ID
+}
+
+// selectRuns returns the runs of group grp of stream sid matching the extra condition
+// and, after it, its arguments ("" for every run of the group).
+func (e *Engine) selectRuns(ctx context.Context, tx *sql.Tx, sid int64, grp, cond string, args ...any) ([]pendingRun, error) {
 	rows, err := e.query(ctx, tx, `SELECT last_ms, last_seq, consumer, delivery_time, n, ids FROM kdb_pending_runs
-		WHERE sid = ? AND grp = ?`, sid, grp)
+		WHERE sid = ? AND grp = ?`+cond, append([]any{sid, grp}, args...)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var runs []run
+	defer rows.Close()
+	var runs []pendingRun
 	for rows.Next() {
-		var r run
+		var r pendingRun
 		var n int64
 		var b []byte
 		if err := rows.Scan(&r.last.Ms, &r.last.Seq, &r.consumer, &r.deliveryMs, &n, &b); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		if r.ids, err = decodeRunIDs(b, n); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		runs = append(runs, r)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(runs) == 0 {
+	return runs, rows.Err()
+}
+
+// materializeRuns turns the runs of group grp of stream sid into kdb_pending rows.
+func (e *Engine) materializeRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string) error {
+	runs, err := e.selectRuns(ctx, tx, sid, grp, "")
+	if err != nil || len(runs) == 0 {
 		return err
 	}
 	for _, r := range runs {
@@ -179,33 +186,9 @@ func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string,
 	slices.SortFunc(acked, ID.Cmp)
 	acked = slices.Compact(acked)
 	lo, hi := acked[0], acked[len(acked)-1]
-	type run struct {
-		last ID
-		ids  []ID
-	}
-	rows, err := e.query(ctx, tx, `SELECT last_ms, last_seq, n, ids FROM kdb_pending_runs WHERE sid = ? AND grp = ?
-		AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?)) AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`,
-		sid, grp, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
+		AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
 	if err != nil {
-		return 0, nil, err
-	}
-	var runs []run
-	for rows.Next() {
-		var r run
-		var n int64
-		var b []byte
-		if err := rows.Scan(&r.last.Ms, &r.last.Seq, &n, &b); err != nil {
-			rows.Close()
-			return 0, nil, err
-		}
-		if r.ids, err = decodeRunIDs(b, n); err != nil {
-			rows.Close()
-			return 0, nil, err
-		}
-		runs = append(runs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, nil, err
 	}
 	if len(runs) == 0 {
