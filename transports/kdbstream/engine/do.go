@@ -126,13 +126,7 @@ func fieldsReply(f []string) any {
 	return out
 }
 
-func entriesReply(es []Entry) []any {
-	out := make([]any, 0, len(es))
-	for _, en := range es {
-		out = append(out, []any{idReply(en.ID), fieldsReply(en.Fields)})
-	}
-	return out
-}
+func entriesReply(es []Entry) any { return Entries(es) }
 
 // ParseXAdd parses XADD's words after the command name into an Add, with Redis's
 // error replies (the Redis protocol front batches pipelined XADDs through Append).

@@ -17,6 +17,22 @@ type Map []any
 // RESP2 an array of [stream, entries] pairs. It holds the flat pairs in order.
 type StreamMap []any
 
+// Entries is a list of stream entries as Redis replies with them (XRANGE, XREAD,
+// XREADGROUP): an array of [id, [field, value, ...]], the fields of an entry deleted
+// while pending a null array. It stays typed so that the Redis protocol front writes a
+// batch of entries without building a tree of values for each (about ten allocations
+// an entry); Values is that tree, and RESP2 returns it.
+type Entries []Entry
+
+// Values returns es as nested arrays of strings.
+func (es Entries) Values() []any {
+	out := make([]any, 0, len(es))
+	for _, en := range es {
+		out = append(out, []any{idReply(en.ID), fieldsReply(en.Fields)})
+	}
+	return out
+}
+
 // NilArray is Redis's null array (RESP2 "*-1", RESP3 null): XREAD's timeout, the
 // fields of a pending entry deleted from its stream.
 type NilArray struct{}
@@ -39,6 +55,8 @@ func RESP2(v any) any {
 		return out
 	case []any:
 		return resp2Slice(x)
+	case Entries:
+		return resp2Slice(x.Values())
 	}
 	return v
 }

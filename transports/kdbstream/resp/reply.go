@@ -28,10 +28,7 @@ func appendReply(b []byte, v any, proto int) []byte {
 	case int:
 		return appendReply(b, int64(x), proto)
 	case string:
-		b = strconv.AppendInt(append(b, '$'), int64(len(x)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, x...)
-		return append(b, '\r', '\n')
+		return appendBulk(b, x)
 	case engine.Status:
 		return appendLine(b, '+', string(x))
 	case []any:
@@ -65,10 +62,33 @@ func appendReply(b []byte, v any, proto int) []byte {
 			b = appendReply(b, x[i+1], proto)
 		}
 		return b
+	case engine.Entries:
+		b = appendHeader(b, '*', len(x))
+		for _, en := range x {
+			var id [41]byte
+			b = appendBulk(append(b, "*2\r\n"...), en.ID.Append(id[:0]))
+			if en.Fields == nil {
+				b = appendReply(b, engine.NilArray{}, proto)
+				continue
+			}
+			b = appendHeader(b, '*', len(en.Fields))
+			for _, f := range en.Fields {
+				b = appendBulk(b, f)
+			}
+		}
+		return b
 	case error:
 		return appendError(b, x.Error())
 	}
 	return appendError(b, "ERR internal: reply of unknown shape")
+}
+
+// appendBulk writes a bulk string.
+func appendBulk[T string | []byte](b []byte, s T) []byte {
+	b = strconv.AppendInt(append(b, '$'), int64(len(s)), 10)
+	b = append(b, '\r', '\n')
+	b = append(b, s...)
+	return append(b, '\r', '\n')
 }
 
 func appendHeader(b []byte, kind byte, n int) []byte {
