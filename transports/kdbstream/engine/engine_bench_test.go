@@ -97,6 +97,42 @@ func BenchmarkReadAck(b *testing.B) {
 	}
 }
 
+// BenchmarkReadAckEach: XREADGROUP ">" COUNT 100, then one XACK per entry (clients
+// that ack each message as they finish it).
+func BenchmarkReadAckEach(b *testing.B) {
+	for _, d := range testDialects {
+		b.Run(d.name, func(b *testing.B) {
+			e := d.open(b, nil)
+			ctx := context.Background()
+			if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
+				b.Fatal(err)
+			}
+			adds := make([]Add, 100)
+			for i := range adds {
+				adds[i] = Add{Stream: "s", Values: benchValues()}
+			}
+			for i := 0; i < b.N; i += len(adds) {
+				if _, err := e.Append(ctx, adds[:min(len(adds), b.N-i)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+				if err != nil || r.Nil {
+					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
+				}
+				for _, en := range r.Entries {
+					if k, err := e.XAck(ctx, "s", "g", en.ID.String()); err != nil || k != 1 {
+						b.Fatalf("XACK: %d, %v", k, err)
+					}
+				}
+				n += len(r.Entries)
+			}
+		})
+	}
+}
+
 // BenchmarkReadNothingNew: a ">" read with nothing new (the unlocked fast path every
 // woken consumer takes).
 func BenchmarkReadNothingNew(b *testing.B) {

@@ -159,7 +159,7 @@ func (e *Engine) scanEntries(rows *sql.Rows) ([]Entry, error) {
 	var out []Entry
 	for rows.Next() {
 		var en Entry
-		var b []byte
+		var b sql.RawBytes // the driver's bytes: decodeFields copies them once, into one string
 		if err := rows.Scan(&en.ID.Ms, &en.ID.Seq, &b); err != nil {
 			return nil, err
 		}
