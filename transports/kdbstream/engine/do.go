@@ -126,8 +126,6 @@ func fieldsReply(f []string) any {
 	return out
 }
 
-func entriesReply(es []Entry) any { return Entries(es) }
-
 // ParseXAdd parses XADD's words after the command name into an Add, with Redis's
 // error replies (the Redis protocol front batches pipelined XADDs through Append).
 func ParseXAdd(a []string) (Add, error) {

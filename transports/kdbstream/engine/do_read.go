@@ -87,7 +87,7 @@ func streamMapReply(res []StreamEntries) any {
 	}
 	out := make(StreamMap, 0, 2*len(res))
 	for _, r := range res {
-		out = append(out, r.Stream, entriesReply(r.Entries))
+		out = append(out, r.Stream, Entries(r.Entries))
 	}
 	return out
 }
@@ -156,5 +156,5 @@ func (e *Engine) doXRange(ctx context.Context, a []string, rev bool) (any, error
 	} else {
 		es, err = e.XRange(ctx, a[0], a[1], a[2], count)
 	}
-	return entriesReply(es), err
+	return Entries(es), err
 }

@@ -58,25 +58,31 @@ func BenchmarkAppend100(b *testing.B) {
 	}
 }
 
+// readBench opens an engine on d with b.N entries in stream "s" and a group "g" at 0.
+func readBench(b *testing.B, d testDialect) (*Engine, context.Context) {
+	e := d.open(b, nil)
+	ctx := context.Background()
+	if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
+		b.Fatal(err)
+	}
+	adds := make([]Add, 100)
+	for i := range adds {
+		adds[i] = Add{Stream: "s", Values: benchValues()}
+	}
+	for i := 0; i < b.N; i += len(adds) {
+		if _, err := e.Append(ctx, adds[:min(len(adds), b.N-i)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, ctx
+}
+
 // BenchmarkReadAck: XREADGROUP ">" COUNT 100 then XACK of what it returned, over
 // entries appended beforehand.
 func BenchmarkReadAck(b *testing.B) {
 	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b, nil)
-			ctx := context.Background()
-			if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
-				b.Fatal(err)
-			}
-			adds := make([]Add, 100)
-			for i := range adds {
-				adds[i] = Add{Stream: "s", Values: benchValues()}
-			}
-			for i := 0; i < b.N; i += len(adds) {
-				if _, err := e.Append(ctx, adds[:min(len(adds), b.N-i)]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			e, ctx := readBench(b, d)
 			ids := make([]string, 0, 100)
 			b.ResetTimer()
 			for n := 0; n < b.N; {
@@ -102,20 +108,7 @@ func BenchmarkReadAck(b *testing.B) {
 func BenchmarkReadAckEach(b *testing.B) {
 	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
-			e := d.open(b, nil)
-			ctx := context.Background()
-			if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
-				b.Fatal(err)
-			}
-			adds := make([]Add, 100)
-			for i := range adds {
-				adds[i] = Add{Stream: "s", Values: benchValues()}
-			}
-			for i := 0; i < b.N; i += len(adds) {
-				if _, err := e.Append(ctx, adds[:min(len(adds), b.N-i)]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			e, ctx := readBench(b, d)
 			b.ResetTimer()
 			for n := 0; n < b.N; {
 				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)

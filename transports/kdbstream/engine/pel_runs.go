@@ -16,7 +16,8 @@ import (
 // pending overlaps records its entries as one run: one row of kdb_pending_runs holding
 // their ids (encodeRunIDs), the consumer and the delivery time, all with a delivery
 // count of 1, which is what Redis's PEL holds for them. An XACK removes ids from the
-// runs that hold them (deleting a run it empties) before it deletes rows.
+// runs that hold them (deleting a run it empties, rewriting one it thins) before it
+// deletes rows.
 //
 // Invariants, kept under the stream's row lock that every pending-list operation takes:
 //   - an id is pending in at most one place: one run, or one kdb_pending row;
@@ -26,9 +27,10 @@ import (
 //     delivery count of 1.
 //
 // Everything else that reads or changes pending entries one by one (XCLAIM,
-// XAUTOCLAIM's locked path, a consumer's re-read of its own pending entries, XPENDING,
-// DELCONSUMER) first turns the group's runs into rows (materializeRuns) and then works
-// on rows as before; the counts (XINFO) add the runs' sizes. Runs keep the ids of
+// XAUTOCLAIM's locked path, a consumer's re-read of its own pending entries, XPENDING's
+// extended form, DELCONSUMER) first turns the group's runs into rows (materializeRuns)
+// and then works on rows as before; XPENDING's summary and XINFO's counts read the
+// runs as they are. Runs keep the ids of
 // entries deleted from the stream, as rows do (Redis's KEEPREF).
 
 // encodeRunIDs encodes ascending ids: the first as two uvarints (ms, seq), each next

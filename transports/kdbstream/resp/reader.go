@@ -214,25 +214,20 @@ func frameMultibulk(b []byte, unauthed bool) (args []string, n, need int, err er
 }
 
 // lenLine reads the "*<n>\r\n" or "$<n>\r\n" line at the start of b: its number and
-// length (0 while incomplete), bad when the number is not one. The common line (up to
-// 18 digits, CRLF in the buffer) is read in one pass over its bytes; anything else
-// takes lengthLine and parseLen, whose errors are Redis's.
+// length (0 while incomplete), bad when the number is not one. The common line (a
+// short one whose CRLF is in the buffer) is found by a scan of its few bytes rather
+// than lengthLine's search of the buffer; anything else takes lengthLine, whose errors
+// are Redis's.
 func lenLine(b []byte, tooBig, bad error) (n, used int, err error) {
-	i := 1
-	neg := i < len(b) && b[i] == '-'
-	if neg {
-		i++
-	}
-	start := i
-	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
-		n = n*10 + int(b[i]-'0')
-		i++
-	}
-	if i > start && i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
-		if neg {
-			n = -n
+	for i := 1; i < len(b) && i <= 22; i++ {
+		if b[i] == '\r' || b[i] == '\n' {
+			if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+				if n, ok := parseLen(b[1:i]); ok {
+					return n, i + 2, nil
+				}
+			}
+			break
 		}
-		return n, i + 2, nil
 	}
 	l, used, err := lengthLine(b, tooBig, bad)
 	if err != nil || used == 0 {
