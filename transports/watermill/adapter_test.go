@@ -198,13 +198,13 @@ func TestWM_TransportBatchesAndTopics(t *testing.T) {
 	}
 }
 
-// TestWM_TransportContext: Send stops waiting for a hung Publish when ctx ends, and a
-// publish error is classified.
+// TestWM_TransportContext: with GuardPublish, Send stops waiting for a hung Publish
+// when ctx ends, and a publish error is classified.
 func TestWM_TransportContext(t *testing.T) {
 	t.Parallel()
 	pub := &recordingPublisher{block: make(chan struct{})}
 	defer close(pub.block)
-	tr, err := NewTransport(pub, Config{Topic: "x"})
+	tr, err := NewTransport(pub, Config{Topic: "x", GuardPublish: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func newAMQPHarness(t testing.TB) *amqpHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.tr, err = watermill.NewTransport(pub, watermill.Config{Topic: h.topic, ClosePublisher: true})
+	h.tr, err = watermill.NewTransport(pub, watermill.Config{Topic: h.topic, GuardPublish: true, ClosePublisher: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func (h *amqpHarness) Unreachable() hub.Transport {
 	pub := watermill.LazyPublisher(func() (message.Publisher, error) {
 		return wamqp.NewPublisher(amqpConfig("amqp://guest:guest@127.0.0.1:1/", "default"), wmlib.NopLogger{})
 	})
-	tr, err := watermill.NewTransport(pub, watermill.Config{Topic: h.topic, ClosePublisher: true})
+	tr, err := watermill.NewTransport(pub, watermill.Config{Topic: h.topic, GuardPublish: true, ClosePublisher: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}

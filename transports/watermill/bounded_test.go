@@ -15,7 +15,7 @@ import (
 	"github.com/koder/eventhub/transports/watermill"
 )
 
-// TestWM_BoundedPublishOnHungRedis backs the binary's choice of BoundedPublish for
+// TestWM_BoundedPublishOnHungRedis backs the binary's choice of no GuardPublish for
 // watermill-redisstream (Send calls Publish on its own goroutine, no hand-over): against
 // a server that accepts and never answers, Send still returns, with an error, once
 // go-redis gives up (its read timeout, here 200 ms, and retries), so a hung broker
@@ -57,7 +57,7 @@ func TestWM_BoundedPublishOnHungRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := watermill.NewTransport(pub, watermill.Config{Topic: "hung", BoundedPublish: true, ClosePublisher: true})
+	tr, err := watermill.NewTransport(pub, watermill.Config{Topic: "hung", ClosePublisher: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,13 +35,18 @@ type Config struct {
 	TopicFor func(ev *cloudevent.Event) (string, error) `yaml:"-"`
 	// ErrorCode classifies Publish errors. Default DefaultErrorCode.
 	ErrorCode ErrorCoder `yaml:"-"`
-	// BoundedPublish declares that Publish always returns within a bound of its own
-	// (watermill-nats: the JetStream publish timeout) or when the messages' context
-	// ends (watermill-redisstream: Send sets it to its own), so Send calls it on the caller's
-	// goroutine and checks ctx only before and after. Default false: Send runs Publish on
-	// a goroutine of its own and stops waiting when ctx ends, which costs a goroutine
-	// switch per Send.
-	BoundedPublish bool `yaml:"-"`
+	// GuardPublish runs Publish on a worker goroutine, so that Send stops waiting when
+	// ctx ends even if Publish does not return: for a Publisher that can block without
+	// regard to its messages' context (watermill-amqp waits for a broker's flow control
+	// and for its confirms without one; gochannel with BlockPublishUntilSubscriberAck
+	// waits for the subscriber). It costs a goroutine hand-over per Send, about 2 µs.
+	//
+	// Default false: Send calls Publish on the caller's goroutine, as Watermill's router
+	// does, and relies on Watermill's Publisher contract: Publish "does not work with a
+	// single Context. Use the Context() method of each message instead", and Send sets
+	// every message's context to its own (watermill-redisstream's go-redis calls return
+	// when it ends; watermill-nats's JetStream publish also has its own timeout).
+	GuardPublish bool `yaml:"-"`
 	// ClosePublisher makes Close close the Publisher too: for publishers built for this
 	// transport alone. Default false: the caller closes what it passed in.
 	ClosePublisher bool `yaml:"-"`
@@ -218,10 +223,11 @@ func (t *Transport) encode(ctx context.Context, batch []*cloudevent.Event, group
 	return groups, nil
 }
 
-// publish calls Publish and, when ctx can end, stops waiting when it does: a Publisher
-// has no context parameter, and a hung broker must not hang the hub's delivery.
+// publish calls Publish and, with Config.GuardPublish and a ctx that can end, stops
+// waiting when ctx ends: a Publisher has no context parameter, and a hung broker must
+// not hang the hub's delivery.
 func (t *Transport) publish(ctx context.Context, topic string, msgs []*message.Message) error {
-	if ctx.Done() == nil || t.cfg.BoundedPublish {
+	if ctx.Done() == nil || !t.cfg.GuardPublish {
 		err := t.pub.Publish(topic, msgs...)
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()

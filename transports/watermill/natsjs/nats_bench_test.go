@@ -25,6 +25,10 @@ const benchParallelism = 16
 //     delivery passes): the adapter, the CloudEvents NATS binding, watermill-nats;
 //   - base_watermill_nats: the raw watermill-nats publisher (JetStream mode, its default
 //     marshaler) publishing a message with the event's id and data, one header;
+//   - base_watermill_nats_same_event: the raw watermill-nats publisher as a user who
+//     wants what the hub gives would set it up: the whole event in the message (as a
+//     structured CloudEvent, raw watermill-nats has no binding) and TrackMsgId (Nats-Msg-Id
+//     = the event id, so a retried publish is stored once), the like-for-like baseline;
 //   - base_same_wire: the hub's wire format (Encode + this package's Marshaler: a ce-
 //     header per attribute) through watermill-nats without the adapter, which isolates
 //     the adapter's own cost on this broker.
@@ -71,11 +75,28 @@ func natsPublish(b *testing.B, mode wm.Mode) {
 			return pub.Publish(subject, message.NewMessage(ev.ID, ev.Data))
 		})
 	})
+	b.Run("base_watermill_nats_same_event", func(b *testing.B) {
+		bb := setup(b)
+		newTransport(b, bb.config())
+		pub := rawPublisherJS(b, bb, &wmnats.NATSMarshaler{}, wmnats.JetStreamConfig{TrackMsgId: true})
+		subject := bb.subject + "." + transporttest.EventType
+		runParallel(b, func(ev *cloudevent.Event) error {
+			body, err := ev.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			return pub.Publish(subject, message.NewMessage(ev.ID, body))
+		})
+	})
 }
 
 func rawPublisher(b *testing.B, bb *testBundle, m wmnats.Marshaler) *wmnats.Publisher {
+	return rawPublisherJS(b, bb, m, wmnats.JetStreamConfig{})
+}
+
+func rawPublisherJS(b *testing.B, bb *testBundle, m wmnats.Marshaler, js wmnats.JetStreamConfig) *wmnats.Publisher {
 	pub, err := wmnats.NewPublisherWithNatsConn(bb.nc, wmnats.PublisherPublishConfig{
-		Marshaler: m, SubjectCalculator: wmnats.DefaultSubjectCalculator,
+		Marshaler: m, SubjectCalculator: wmnats.DefaultSubjectCalculator, JetStream: js,
 	}, watermill.NopLogger{})
 	if err != nil {
 		b.Fatal(err)

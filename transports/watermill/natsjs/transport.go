@@ -75,7 +75,6 @@ func openTransport(ctx context.Context, nc *nats.Conn, cfg Config) (*Transport, 
 		Mode: cfg.Mode, Name: cfg.Name,
 		TopicFor:       func(ev *cloudevent.Event) (string, error) { return SubjectFor(prefix, ev.Type) },
 		ErrorCode:      errorCode,
-		BoundedPublish: true, // a JetStream publish waits at most nats.go's publish timeout (5s)
 		ClosePublisher: true, // watermill-nats closes the connection with it
 		Logger:         cfg.Logger, Metrics: cfg.Metrics,
 	})

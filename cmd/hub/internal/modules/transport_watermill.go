@@ -55,10 +55,10 @@ func (m *WatermillTransport) Open(ctx context.Context, rt *registry.Runtime) (hu
 	cfg := m.Config
 	cfg.ClosePublisher = true
 	// watermill-redisstream publishes with the message's context, which Send sets to
-	// its own, and go-redis returns when it ends: bounded, so no goroutine hand-over.
-	// watermill-amqp publishes without one (a broker's flow control can block it for
-	// as long as it lasts), so it keeps the hand-over.
-	cfg.BoundedPublish = m.PubSub == pubsubRedisStream
+	// its own, and go-redis returns when it ends: called inline. watermill-amqp waits
+	// for a broker's flow control and for its confirms without one (as long as the
+	// alarm lasts), so Send guards it with the hand-over.
+	cfg.GuardPublish = m.PubSub == pubsubAMQP
 	cfg.Logger, cfg.Metrics = rt.Logger, rt.StreamMetrics
 	tr, err := watermill.NewTransport(pub, cfg)
 	if err != nil {
