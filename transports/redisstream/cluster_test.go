@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/koder/eventhub/hub/transporttest"
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
@@ -33,12 +34,12 @@ func startCluster(t *testing.T, masters int) []string {
 	}
 	addrs := make([]string, masters)
 	for i := range addrs {
-		s := startRedisWith(t, func(port int) []string {
+		s := redisproc.StartWith(t, func(port int) []string {
 			return []string{"--port", strconv.Itoa(port), "--cluster-enabled", "yes",
-				"--cluster-port", strconv.Itoa(sparePort(t)), "--cluster-config-file", "nodes.conf",
+				"--cluster-port", strconv.Itoa(redisproc.SparePort(t)), "--cluster-config-file", "nodes.conf",
 				"--appendonly", "no", "--cluster-node-timeout", "2000"}
 		})
-		addrs[i] = "127.0.0.1:" + strconv.Itoa(s.port)
+		addrs[i] = "127.0.0.1:" + strconv.Itoa(s.Port)
 	}
 	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/koder/eventhub/internal/redisproc"
 )
 
 func TestE6_DurabilityWarning(t *testing.T) {
 	t.Parallel()
-	check := func(t *testing.T, srv *redisServer) (durable bool, logged string) {
+	check := func(t *testing.T, srv *redisproc.Server) (durable bool, logged string) {
 		c := ownClient(t, srv)
 		var buf bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -25,21 +27,21 @@ func TestE6_DurabilityWarning(t *testing.T) {
 	}
 	t.Run("NothingOnDisk", func(t *testing.T) {
 		t.Parallel()
-		srv := startRedis(t, "--appendonly", "no", "--save", "")
+		srv := redisproc.Start(t, "--appendonly", "no", "--save", "")
 		if d, logged := check(t, srv); d || !strings.Contains(logged, "KEEPS NOTHING ON DISK") {
 			t.Fatalf("durable %v, log %q", d, logged)
 		}
 	})
 	t.Run("AppendOnly", func(t *testing.T) {
 		t.Parallel()
-		srv := startRedis(t)
+		srv := redisproc.Start(t)
 		if d, logged := check(t, srv); !d || logged != "" {
 			t.Fatalf("durable %v, log %q", d, logged)
 		}
 	})
 	t.Run("SnapshotsOnly", func(t *testing.T) {
 		t.Parallel()
-		srv := startRedis(t, "--appendonly", "no", "--save", "3600 1")
+		srv := redisproc.Start(t, "--appendonly", "no", "--save", "3600 1")
 		if d, logged := check(t, srv); !d || logged != "" {
 			t.Fatalf("durable %v, log %q", d, logged)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
@@ -18,7 +19,7 @@ import (
 func TestFault_RedisRestartWhileFlowing(t *testing.T) {
 	t.Parallel()
 	const total, killAt = 300, 100
-	srv := startRedis(t)
+	srv := redisproc.Start(t)
 	stream := testenv.Name(t)
 	tr, err := New(ownClient(t, srv), Config{Stream: stream, Logger: testenv.Logger(t)})
 	if err != nil {
@@ -50,7 +51,7 @@ func TestFault_RedisRestartWhileFlowing(t *testing.T) {
 	failures := 0
 	for i := 0; i < total; i++ {
 		if i == killAt {
-			srv.stop()
+			srv.Stop()
 		}
 		ev := streamtest.NewEvent(t, "user.updated", "u")
 		for attempt := 0; ; attempt++ {
@@ -60,7 +61,7 @@ func TestFault_RedisRestartWhileFlowing(t *testing.T) {
 			}
 			failures++
 			if failures == 3 {
-				srv.restart() // Redis comes back after the publisher saw it down
+				srv.Restart() // Redis comes back after the publisher saw it down
 			}
 			if attempt > 200 {
 				t.Fatalf("published %d of %d: Send keeps failing: %v", len(published), total, err)
@@ -100,7 +101,7 @@ func TestFault_RedisRestartWhileFlowing(t *testing.T) {
 func TestFault_DeadConsumerPendingClaimed(t *testing.T) {
 	t.Parallel()
 	const total = 50
-	srv := startRedis(t)
+	srv := redisproc.Start(t)
 	stream := testenv.Name(t)
 	tr, err := New(ownClient(t, srv), Config{Stream: stream})
 	if err != nil {
@@ -177,7 +178,7 @@ func TestFault_DeadConsumerPendingClaimed(t *testing.T) {
 // after the restart.
 func TestFault_RedisLosesData(t *testing.T) {
 	t.Parallel()
-	srv := startRedis(t, "--appendonly", "no", "--save", "")
+	srv := redisproc.Start(t, "--appendonly", "no", "--save", "")
 	stream := testenv.Name(t)
 	tr, err := New(ownClient(t, srv), Config{Stream: stream})
 	if err != nil {
@@ -216,8 +217,8 @@ func TestFault_RedisLosesData(t *testing.T) {
 	}
 	wait(before[0].ID)
 
-	srv.stop()
-	srv.restart() // empty: no stream, no group
+	srv.Stop()
+	srv.Restart() // empty: no stream, no group
 	after := newEvents(t, 1)
 	for attempt := 0; ; attempt++ {
 		if err := tr.Send(context.Background(), after); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
@@ -34,7 +35,7 @@ func (f *failSignal) Send(ctx context.Context, batch []*cloudevent.Event) error 
 
 // ownClient connects to a server the test owns, with short timeouts so an outage shows
 // quickly.
-func ownClient(t *testing.T, srv *redisServer) *redis.Client {
+func ownClient(t *testing.T, srv *redisproc.Server) *redis.Client {
 	opts, err := redis.ParseURL(srv.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func ownClient(t *testing.T, srv *redisServer) *redis.Client {
 // cross-service consumer catches up.
 func TestN1_RedisDownOnPublish(t *testing.T) {
 	t.Parallel()
-	srv := startRedis(t)
+	srv := redisproc.Start(t)
 	stream := testenv.Name(t)
 	tr, err := New(ownClient(t, srv), Config{Stream: stream, Logger: testenv.Logger(t)})
 	if err != nil {
@@ -119,7 +120,7 @@ func TestN1_RedisDownOnPublish(t *testing.T) {
 	wait(local, before.ID, "same-process subscriber, Redis up")
 	wait(cross, before.ID, "cross-service consumer, Redis up")
 
-	srv.stop()
+	srv.Stop()
 	during := streamtest.NewEvent(t, "identity.user.erased", "user-2")
 	if err := h.Publish(context.Background(), during); err != nil {
 		t.Fatalf("Publish with Redis down: %v (direct delivery must not fail the caller)", err)
@@ -134,6 +135,6 @@ func TestN1_RedisDownOnPublish(t *testing.T) {
 		t.Fatal("the hub never tried the transport while Redis was down")
 	}
 
-	srv.restart()
+	srv.Restart()
 	wait(cross, during.ID, "cross-service consumer after Redis came back")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/testenv"
 )
 
@@ -19,12 +20,12 @@ import (
 // a master of the test's own, one redis-sentinel monitoring it (both on spare loopback
 // ports), and the consumer, dead-letter and replay path over go-redis's failover client.
 func TestHA_RedisSentinel(t *testing.T) {
-	master := startRedis(t)
+	master := redisproc.Start(t)
 	dir := t.TempDir()
-	port := sparePort(t)
+	port := redisproc.SparePort(t)
 	conf := filepath.Join(dir, "sentinel.conf")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, "port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor hatest 127.0.0.1 %d 1\nsentinel down-after-milliseconds hatest 5000\n",
-		port, dir, master.port), 0o600); err != nil {
+		port, dir, master.Port), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("redis-server", conf, "--sentinel", "--logfile", filepath.Join(dir, "sentinel.log"))
@@ -52,8 +53,8 @@ func TestHA_RedisSentinel(t *testing.T) {
 	ctx := testenv.Context(t, time.Minute)
 	sc := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
 	t.Cleanup(func() { _ = sc.Close() })
-	if addr, err := sc.GetMasterAddrByName(ctx, "hatest").Result(); err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(master.port) {
-		t.Fatalf("the sentinel names master %v (%v), want port %d", addr, err, master.port)
+	if addr, err := sc.GetMasterAddrByName(ctx, "hatest").Result(); err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(master.Port) {
+		t.Fatalf("the sentinel names master %v (%v), want port %d", addr, err, master.Port)
 	}
 	testDLQOperations(t, c)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/streams"
@@ -20,7 +21,7 @@ import (
 func TestR7_TLSAndAuth(t *testing.T) {
 	t.Parallel()
 	ca, cert, key, pool := testCerts(t, t.TempDir())
-	srv := startRedisWith(t, func(port int) []string {
+	srv := redisproc.StartWith(t, func(port int) []string {
 		return []string{
 			"--port", "0", "--tls-port", strconv.Itoa(port),
 			"--tls-cert-file", cert, "--tls-key-file", key, "--tls-ca-cert-file", ca, "--tls-auth-clients", "no",
@@ -28,7 +29,7 @@ func TestR7_TLSAndAuth(t *testing.T) {
 			"--user", "bob", "on", ">pw2", "~*", "&*", "+@all", "-client",
 		}
 	})
-	base := "rediss://alice:s3cret@127.0.0.1:" + strconv.Itoa(srv.port) + "/0"
+	base := "rediss://alice:s3cret@127.0.0.1:" + strconv.Itoa(srv.Port) + "/0"
 	connect := func(t *testing.T, raw string, trust bool) (*Transport, *redis.Client) {
 		stream := testenv.Name(t)
 		opts, cfg, err := ParseURL(raw+"?stream="+stream+"&dial_timeout=2s&max_retries=-1", Config{Logger: testenv.Logger(t)})
@@ -50,7 +51,7 @@ func TestR7_TLSAndAuth(t *testing.T) {
 
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("redis-server log:\n%s", srv.log())
+			t.Logf("redis-server log:\n%s", srv.Log())
 		}
 	})
 	roundTrip := func(t *testing.T, raw, user string) {
@@ -91,17 +92,17 @@ func TestR7_TLSAndAuth(t *testing.T) {
 	t.Run("RoundTripOverTLSWithACLUser", func(t *testing.T) { roundTrip(t, base, "alice") })
 	// bob may not run CLIENT: the consumer's interruptible read falls back to a plain one.
 	t.Run("ACLUserWithoutClientCommand", func(t *testing.T) {
-		roundTrip(t, "rediss://bob:pw2@127.0.0.1:"+strconv.Itoa(srv.port)+"/0", "bob")
+		roundTrip(t, "rediss://bob:pw2@127.0.0.1:"+strconv.Itoa(srv.Port)+"/0", "bob")
 	})
 	t.Run("WrongPasswordIsPermissionDenied", func(t *testing.T) {
-		tr, _ := connect(t, "rediss://alice:nope@127.0.0.1:"+strconv.Itoa(srv.port)+"/0", true)
+		tr, _ := connect(t, "rediss://alice:nope@127.0.0.1:"+strconv.Itoa(srv.Port)+"/0", true)
 		err := tr.Send(testenv.Context(t, 10*time.Second), newEvents(t, 1))
 		if hub.Code(err) != hub.PermissionDenied {
 			t.Fatalf("Send with a wrong password: %v (code %v), want PermissionDenied", err, hub.Code(err))
 		}
 	})
 	t.Run("NoCredentialsIsPermissionDenied", func(t *testing.T) {
-		tr, _ := connect(t, "rediss://127.0.0.1:"+strconv.Itoa(srv.port)+"/0", true)
+		tr, _ := connect(t, "rediss://127.0.0.1:"+strconv.Itoa(srv.Port)+"/0", true)
 		err := tr.Send(testenv.Context(t, 10*time.Second), newEvents(t, 1))
 		if hub.Code(err) != hub.PermissionDenied {
 			t.Fatalf("Send without AUTH: %v (code %v), want PermissionDenied", err, hub.Code(err))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
@@ -20,6 +21,12 @@ import (
 // run (internal/cmd/benchtable prints hub vs base_redis). SQLite runs in WAL with
 // synchronous=FULL: every acknowledged XADD is fsynced (Redis here: no AOF). One op is
 // one entry. base_engine is the engine's Append of the same batches in process.
+//
+// base_redis_aof_* is a redis-server of the benchmark's own with the durability the
+// front gives the same commands: XADD fsynced before its reply (appendfsync always, as
+// synchronous=FULL), a consumer's XREADGROUP and XACK written but not fsynced
+// (appendfsync everysec: both survive a crash of the process, not of the machine, as
+// the engine's consumer bookkeeping at synchronous=NORMAL does).
 
 const benchPipeline = 100
 
@@ -60,6 +67,9 @@ func BenchmarkRESPXAddPipelinedSQLite(b *testing.B) {
 		stream := "bench:" + testenv.Name(b)
 		b.Cleanup(func() { c.Del(context.Background(), stream) })
 		benchXAdd(b, c, stream, nil)
+	})
+	b.Run("base_redis_aof_always", func(b *testing.B) {
+		benchXAdd(b, ownRedis(b, "always"), "bench", nil)
 	})
 	// The engine's own Append of the same 100 XADDs, without the protocol and without
 	// a client in the process: the front's ceiling.
@@ -129,6 +139,18 @@ func BenchmarkRESPConsumeSQLite(b *testing.B) {
 		b.Cleanup(func() { c.Del(context.Background(), stream) })
 		benchConsume(b, c, stream)
 	})
+	b.Run("base_redis_aof_everysec", func(b *testing.B) {
+		benchConsume(b, ownRedis(b, "everysec"), "bench")
+	})
+}
+
+// ownRedis is a RESP3 client of a redis-server of the benchmark's own, with an
+// append-only file fsynced as appendfsync says.
+func ownRedis(b *testing.B, appendfsync string) *redis.Client {
+	srv := redisproc.Start(b, "--appendfsync", appendfsync)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(srv.Port), Protocol: 3})
+	b.Cleanup(func() { c.Close() })
+	return c
 }
 
 // BenchmarkRESPIdleBlockedClients parks b.N raw connections in XREAD BLOCK 0 and
