@@ -31,6 +31,15 @@ func TestR9_DifferentialAgainstRedis(t *testing.T) {
 				runDifferential(t, rdb, eng, seed, 400)
 			})
 		}
+		// The generator reads at most 3 entries at a time: with runs of at most 2 ids,
+		// reads become several runs and acks cross them.
+		small := d.open(t, nil)
+		small.runIDs = 2
+		for _, seed := range seeds[:3] {
+			t.Run(fmt.Sprintf("runs2/seed%d", seed), func(t *testing.T) {
+				runDifferential(t, rdb, small, seed, 400)
+			})
+		}
 	})
 }
 

@@ -122,6 +122,7 @@ func (c *Config) Validate() error {
 // Engine is the stream store. It is safe for concurrent use.
 type Engine struct {
 	cfg     Config
+	runIDs  int     // the most ids in one pending run: maxRunIDs (tests make it smaller)
 	d       dialect // everything that differs per database (dialect.go)
 	db      *sql.DB // from d.open, valid once ready
 	waiters *waiters
@@ -148,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
+	e := &Engine{cfg: cfg, runIDs: maxRunIDs, waiters: newWaiters(), appends: make(chan *appendReq, 1024), done: make(chan struct{})}
 	e.d = dialects[cfg.Driver](cfg, e.waiters)
 	e.selectStreamQ = selectStreamSQL + e.d.lockRow()
 	e.noWaitStreamQ = e.selectStreamQ

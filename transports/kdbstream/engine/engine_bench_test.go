@@ -105,13 +105,20 @@ func BenchmarkReadAck(b *testing.B) {
 
 // BenchmarkReadAckEach: XREADGROUP ">" COUNT 100, then one XACK per entry (clients
 // that ack each message as they finish it).
-func BenchmarkReadAckEach(b *testing.B) {
+func BenchmarkReadAckEach(b *testing.B) { benchReadAckEach(b, 100) }
+
+// BenchmarkReadAckEachCount2000 is BenchmarkReadAckEach with COUNT 2000: consumers
+// that read large batches and ack entry by entry, where the cost of an ack must not
+// grow with the batch.
+func BenchmarkReadAckEachCount2000(b *testing.B) { benchReadAckEach(b, 2000) }
+
+func benchReadAckEach(b *testing.B, count int64) {
 	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
 			e, ctx := readBench(b, d)
 			b.ResetTimer()
 			for n := 0; n < b.N; {
-				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", count, -1, false)
 				if err != nil || r.Nil {
 					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
 				}

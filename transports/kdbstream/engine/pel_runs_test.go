@@ -141,6 +141,57 @@ func TestR9_PendingRuns(t *testing.T) {
 	})
 }
 
+// TestR9_PendingRunsBounded: a read larger than maxRunIDs is recorded as several runs,
+// so that an XACK rewrites at most maxRunIDs ids however large the batch; acks entry by
+// entry across the runs, the counts and the extended XPENDING stay Redis's.
+func TestR9_PendingRunsBounded(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		ctx := testenv.Context(t, time.Minute)
+		e := openT(t, d.config(t, nil))
+		const n = 2*maxRunIDs + 44
+		adds := make([]Add, n)
+		for i := range adds {
+			adds[i] = Add{Stream: "s", Values: []string{"i", "v"}}
+		}
+		if _, err := e.Append(ctx, adds); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", n, -1, false)
+		if err != nil || len(r.Entries) != n {
+			t.Fatalf("read %d: %d entries, %v", n, len(r.Entries), err)
+		}
+		var runs, most int64
+		if err := e.DB().QueryRowContext(ctx, `SELECT count(*), max(n) FROM kdb_pending_runs`).Scan(&runs, &most); err != nil {
+			t.Fatal(err)
+		}
+		if runs != 3 || most != maxRunIDs {
+			t.Fatalf("a read of %d: %d runs, the largest of %d ids; want 3 of at most %d", n, runs, most, maxRunIDs)
+		}
+		// Ack one by one every other entry, from the first run into the third.
+		for i := 1; i < n; i += 2 {
+			if k, err := e.XAck(ctx, "s", "g", r.Entries[i].ID.String()); err != nil || k != 1 {
+				t.Fatalf("XACK of entry %d: %d, %v", i, k, err)
+			}
+		}
+		ps, err := e.XPendingSummary(ctx, "s", "g")
+		if err != nil || ps.Count != n/2 || ps.Min != r.Entries[0].ID || ps.Max != r.Entries[n-2].ID {
+			t.Fatalf("XPENDING after acking every other entry: %+v %v; want %d from %s to %s", ps, err, n/2, r.Entries[0].ID, r.Entries[n-2].ID)
+		}
+		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: n})
+		if err != nil || len(pe) != n/2 {
+			t.Fatalf("XPENDING - + %d: %d entries, %v", n, len(pe), err)
+		}
+		for i, p := range pe {
+			if p.ID != r.Entries[2*i].ID || p.Consumer != "c" || p.Deliveries != 1 {
+				t.Fatalf("pending entry %d: %+v, want %s of c with 1 delivery", i, p, r.Entries[2*i].ID)
+			}
+		}
+	})
+}
+
 // FuzzPendingRunIDs: decodeRunIDs never panics and returns ascending ids; what
 // encodeRunIDs wrote decodes to the same ids.
 func FuzzPendingRunIDs(f *testing.F) {
