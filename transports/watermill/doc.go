@@ -29,7 +29,9 @@
 // The hub owns the retry policy (hub.Transport's contract), so Send never retries;
 // what Watermill publishers do internally (watermill-amqp reconnects, for example) is
 // theirs. A Publisher has no context parameter: Send gives each message the context
-// (message.SetContext, which some publishers honour) and returns when ctx ends even if
-// Publish has not, reporting the context's error; the message may still be published
-// (at-least-once).
+// (message.SetContext), which Watermill's Publisher contract tells publishers to use,
+// and calls Publish on the caller's goroutine, as Watermill's router does. For a
+// publisher that can block regardless of it, Config.GuardPublish makes Send return when
+// ctx ends even if Publish has not, reporting the context's error; the message may
+// still be published (at-least-once).
 package watermill
