@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -45,16 +46,7 @@ func TestR9_PendingRuns(t *testing.T) {
 			}
 			return gs[0].Pending
 		}
-		adds := make([]Add, 300)
-		for i := range adds {
-			adds[i] = Add{Stream: "s", Values: []string{"i", "v"}}
-		}
-		if _, err := e.Append(ctx, adds); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
-			t.Fatal(err)
-		}
+		seedGroup(t, ctx, e, 300)
 		read := func(e *Engine, n int64) []string {
 			t.Helper()
 			r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", n, -1, false)
@@ -149,16 +141,7 @@ func TestR9_PendingRunsBounded(t *testing.T) {
 		ctx := testenv.Context(t, time.Minute)
 		e := openT(t, d.config(t, nil))
 		const n = 2*maxRunIDs + 44
-		adds := make([]Add, n)
-		for i := range adds {
-			adds[i] = Add{Stream: "s", Values: []string{"i", "v"}}
-		}
-		if _, err := e.Append(ctx, adds); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
-			t.Fatal(err)
-		}
+		seedGroup(t, ctx, e, n)
 		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", n, -1, false)
 		if err != nil || len(r.Entries) != n {
 			t.Fatalf("read %d: %d entries, %v", n, len(r.Entries), err)
@@ -190,6 +173,21 @@ func TestR9_PendingRunsBounded(t *testing.T) {
 			}
 		}
 	})
+}
+
+// seedGroup appends n entries to stream s and creates group g at its start.
+func seedGroup(t *testing.T, ctx context.Context, e *Engine, n int) {
+	t.Helper()
+	adds := make([]Add, n)
+	for i := range adds {
+		adds[i] = Add{Stream: "s", Values: []string{"i", "v"}}
+	}
+	if _, err := e.Append(ctx, adds); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateGroup(ctx, "s", "g", "0"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // FuzzPendingRunIDs: decodeRunIDs never panics and returns ascending ids; what
