@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koder/eventhub/internal/redisproc"
+	"github.com/koder/eventhub/internal/testenv/redisproc"
 )
 
 func TestE6_DurabilityWarning(t *testing.T) {

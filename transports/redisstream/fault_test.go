@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/koder/eventhub/cloudevent"
-	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/streams/streamtest"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/internal/testenv/redisproc"
 	"github.com/koder/eventhub/streams"
 )
 

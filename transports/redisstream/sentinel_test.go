@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/internal/testenv/redisproc"
 )
 
 // TestHA_RedisSentinel connects through a Sentinel, as a redis+sentinel:// URL does:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/koder/eventhub/internal/redisproc"
 	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/internal/testenv/redisproc"
 	"github.com/koder/eventhub/transports/kdbstream/engine"
 )
 
