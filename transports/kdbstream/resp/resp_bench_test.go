@@ -147,10 +147,7 @@ func BenchmarkRESPConsumeSQLite(b *testing.B) {
 // ownRedis is a RESP3 client of a redis-server of the benchmark's own, with an
 // append-only file fsynced as appendfsync says.
 func ownRedis(b *testing.B, appendfsync string) *redis.Client {
-	srv := redisproc.Start(b, "--appendfsync", appendfsync)
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(srv.Port), Protocol: 3})
-	b.Cleanup(func() { c.Close() })
-	return c
+	return redisClient(b, redisproc.Start(b, "--appendfsync", appendfsync).URL(), 3)
 }
 
 // BenchmarkRESPIdleBlockedClients parks b.N raw connections in XREAD BLOCK 0 and

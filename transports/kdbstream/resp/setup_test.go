@@ -114,7 +114,12 @@ func frontClient(t *testing.T, db testDB) (*redis.Client, *engine.Engine, string
 
 // realRedis is a client of the machine's Redis.
 func realRedis(tb testing.TB, proto int) *redis.Client {
-	opt, err := redis.ParseURL(testenv.RedisURL(tb))
+	return redisClient(tb, testenv.RedisURL(tb), proto)
+}
+
+// redisClient is a client of the Redis at url speaking RESP proto, closed at cleanup.
+func redisClient(tb testing.TB, url string, proto int) *redis.Client {
+	opt, err := redis.ParseURL(url)
 	if err != nil {
 		tb.Fatal(err)
 	}
