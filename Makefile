@@ -61,10 +61,22 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 
-## bench: every comparison benchmark, medians of BENCHCOUNT runs, printed as hub-vs-baseline ratios
+## bench: every comparison benchmark beside its baselines, printed as hub-vs-baseline ratios.
+## The suite runs BENCHCOUNT rounds of one run per benchmark (not -count, which puts each
+## benchmark's runs back to back), so a hub and its baselines are measured seconds apart
+## in every round; RATIO is the median of the per-round ratios, RANGE their spread.
+## BENCH narrows it to benchmarks matching a regexp (make bench PKGS=./auth/ BENCH=JWT).
+BENCH ?= .
 bench:
 	@mkdir -p .bench
-	$(GO) test -p 1 -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(BENCHCOUNT) -timeout 60m $(PKGS) | tee .bench/raw.txt
+	@: > .bench/raw.txt
+	@set -e; for r in $$(seq 1 $(BENCHCOUNT)); do \
+	  echo "== bench round $$r of $(BENCHCOUNT)" >&2; \
+	  ( $(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 -timeout 60m $(PKGS) 2>&1; echo "exit $$?" ) \
+	    | tee .bench/round.txt | grep --line-buffered -E '^(Benchmark|--- FAIL|FAIL|panic)' >&2 || true; \
+	  tail -n 1 .bench/round.txt | grep -qx 'exit 0' || { cat .bench/round.txt; exit 1; }; \
+	  grep -v -e '^ok ' -e '^exit ' .bench/round.txt >> .bench/raw.txt; \
+	done
 	@echo
 	@$(GO) run ./internal/cmd/benchtable < .bench/raw.txt | tee .bench/table.txt
 

@@ -1,10 +1,18 @@
 // Command benchtable turns `go test -bench` output into the table `make bench` prints:
 // each comparison benchmark's `hub` sub-benchmark beside every `base_*` sub-benchmark
-// measured in the same run, as medians over -count runs and as a ratio.
+// measured in the same run, as medians and as a ratio.
 //
 // The ratio is baseline ns/op divided by hub ns/op, i.e. hub throughput relative to the
 // baseline: 1.00x is parity, 0.5x is half as fast, 10x is ten times faster. Machines are
 // noisy, so only medians and ratios are printed, never a single run.
+//
+// `make bench` runs the whole suite BENCHCOUNT times, one run of each benchmark per
+// round, rather than `-count BENCHCOUNT` (which runs each benchmark's runs back to back,
+// so a slow minute of the machine lands on one contender). The n-th result of a hub and
+// of its baseline then come from the same round, seconds apart: the ratio printed is the
+// median of those per-round ratios, and RANGE their lowest and highest, which says how
+// much the machine moved the comparison. When the counts differ (a run failed), the
+// ratio falls back to the ratio of the medians and RANGE is "-".
 package main
 
 import (
@@ -85,6 +93,22 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// pairedRatio returns the median and the range of base[i]/hub[i] over the rounds, or
+// the ratio of the medians (and ok false) when the rounds do not pair up.
+func pairedRatio(hub, base []float64) (ratio, lo, hi float64, ok bool) {
+	if len(hub) == 0 || len(hub) != len(base) || slices.Contains(hub, 0) {
+		if m := median(hub); m > 0 {
+			return median(base) / m, 0, 0, false
+		}
+		return 0, 0, 0, false
+	}
+	r := make([]float64, len(hub))
+	for i := range hub {
+		r[i] = base[i] / hub[i]
+	}
+	return median(r), slices.Min(r), slices.Max(r), true
+}
+
 // split returns the comparison's parent name and the role of a sub-benchmark.
 func split(name string) (parent, role string) {
 	i := strings.LastIndex(name, "/")
@@ -95,7 +119,7 @@ func split(name string) (parent, role string) {
 }
 
 func print(w io.Writer, results map[string]sample, order []string, pkgOf map[string]string, md bool) {
-	type row struct{ pkg, bench, base, hubNs, baseNs, ratio, extra string }
+	type row struct{ pkg, bench, base, hubNs, baseNs, ratio, spread, extra string }
 	var rows []row
 	extraOf := func(s sample) string {
 		var parts []string
@@ -128,27 +152,30 @@ func print(w io.Writer, results map[string]sample, order []string, pkgOf map[str
 			}
 			bases++
 			baseNs := median(results[other]["ns/op"])
-			ratio := "n/a"
-			if hubNs > 0 {
-				ratio = fmt.Sprintf("%.2fx", baseNs/hubNs)
+			ratio, spread := "n/a", "-"
+			if q, lo, hi, paired := pairedRatio(hub["ns/op"], results[other]["ns/op"]); q > 0 {
+				ratio = fmt.Sprintf("%.2fx", q)
+				if paired && len(hub["ns/op"]) > 1 {
+					spread = fmt.Sprintf("%.2f-%.2f", lo, hi)
+				}
 			}
 			rows = append(rows, row{pkgOf[name], benchName(parent), strings.TrimPrefix(r, "base_"),
-				fmt.Sprintf("%.0f", hubNs), fmt.Sprintf("%.0f", baseNs), ratio, strings.TrimSpace(extraOf(hub) + " " + extraOf(results[other]))})
+				fmt.Sprintf("%.0f", hubNs), fmt.Sprintf("%.0f", baseNs), ratio, spread, strings.TrimSpace(extraOf(hub) + " " + extraOf(results[other]))})
 		}
 		if bases == 0 {
-			rows = append(rows, row{pkgOf[name], benchName(parent), "-", fmt.Sprintf("%.0f", hubNs), "-", "-", extraOf(hub)})
+			rows = append(rows, row{pkgOf[name], benchName(parent), "-", fmt.Sprintf("%.0f", hubNs), "-", "-", "-", extraOf(hub)})
 		}
 	}
 	if md {
-		fmt.Fprintln(w, "| package | benchmark | baseline | hub ns/op | baseline ns/op | hub vs baseline | other medians (hub, baseline) |")
-		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---|")
+		fmt.Fprintln(w, "| package | benchmark | baseline | hub ns/op | baseline ns/op | hub vs baseline | range over rounds | other medians (hub, baseline) |")
+		fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---|")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.pkg, r.bench, r.base, r.hubNs, r.baseNs, r.ratio, r.extra)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.pkg, r.bench, r.base, r.hubNs, r.baseNs, r.ratio, r.spread, r.extra)
 		}
 		return
 	}
-	fmt.Fprintf(w, "%-22s %-28s %-22s %12s %14s %9s  %s\n", "PACKAGE", "BENCHMARK", "BASELINE", "HUB ns/op", "BASE ns/op", "RATIO", "OTHER MEDIANS")
+	fmt.Fprintf(w, "%-22s %-28s %-22s %12s %14s %9s %11s  %s\n", "PACKAGE", "BENCHMARK", "BASELINE", "HUB ns/op", "BASE ns/op", "RATIO", "RANGE", "OTHER MEDIANS")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-22s %-28s %-22s %12s %14s %9s  %s\n", r.pkg, r.bench, r.base, r.hubNs, r.baseNs, r.ratio, r.extra)
+		fmt.Fprintf(w, "%-22s %-28s %-22s %12s %14s %9s %11s  %s\n", r.pkg, r.bench, r.base, r.hubNs, r.baseNs, r.ratio, r.spread, r.extra)
 	}
 }
