@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,4 +142,36 @@ func TestR9_Engine(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestR9_PostgresRelaxedPool: on PostgreSQL consumer bookkeeping runs on the relaxed
+// pool, whose sessions commit with synchronous_commit off, and everything else on the
+// main pool with the server's setting (on): an append never commits relaxed.
+func TestR9_PostgresRelaxedPool(t *testing.T) {
+	t.Parallel()
+	e := openT(t, postgresConfigT(t, nil))
+	ctx := context.Background()
+	setting := func(relaxed bool) string {
+		var v string
+		if err := e.inTxMode(ctx, relaxed, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, "SELECT current_setting('synchronous_commit')").Scan(&v)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for range 3 { // and again on connections the pools reuse
+		if got := setting(true); got != "off" {
+			t.Fatalf("relaxed transaction: synchronous_commit = %q, want off", got)
+		}
+		if got := setting(false); got != "on" {
+			t.Fatalf("durable transaction: synchronous_commit = %q, want on", got)
+		}
+	}
+	// The append paths use the main pool's connections (appendFast) or durable
+	// transactions: their session keeps the server's setting.
+	var v string
+	if err := e.db.QueryRowContext(ctx, "SELECT current_setting('synchronous_commit')").Scan(&v); err != nil || v != "on" {
+		t.Fatalf("main pool: synchronous_commit = %q, %v; want on", v, err)
+	}
 }
