@@ -149,44 +149,25 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 		if err != nil {
 			return err
 		}
-		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
-			return err
-		}
 		now := e.nowMs()
 		attempts := count * 10
-		// One extra row tells the next cursor.
-		rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_time, p.delivery_count, x.fields FROM kdb_pending p
-			LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
-			WHERE p.sid = ? AND p.grp = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
-			ORDER BY p.ms, p.seq LIMIT ?`, s.sid, grp, from.Ms, from.Ms, from.Seq, attempts+1)
+		// One extra id tells the next cursor.
+		scanned, err := e.autoClaimScan(ctx, tx, s.sid, grp, from, attempts+1)
 		if err != nil {
 			return err
 		}
-		type row struct {
-			id     ID
-			dt, dc int64
-			fields []byte
-		}
-		var scanned []row
-		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.id.Ms, &r.id.Seq, &r.dt, &r.dc, &r.fields); err != nil {
-				rows.Close()
-				return err
-			}
-			scanned = append(scanned, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+		var fromRuns []ID    // ids taken out of their runs: purged or claimed
+		var claimedRuns []ID // of those, the claimed ones, which become rows
+		var claimedDC []int64
 		i := 0
 		created := false
 		for ; i < len(scanned) && attempts > 0 && count > 0; i++ {
 			attempts--
 			r := scanned[i]
-			if r.fields == nil {
-				if _, err := e.deletePending(ctx, tx, s.sid, grp, []ID{r.id}); err != nil {
+			if !r.exists {
+				if r.inRun {
+					fromRuns = append(fromRuns, r.id)
+				} else if _, err := e.deletePending(ctx, tx, s.sid, grp, []ID{r.id}); err != nil {
 					return err
 				}
 				res.Deleted = append(res.Deleted, r.id)
@@ -205,12 +186,22 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 				}
 				created = true
 			}
-			if _, err := e.exec(ctx, tx, `UPDATE kdb_pending SET consumer = ?, delivery_time = ?, delivery_count = ?
+			if r.inRun {
+				fromRuns = append(fromRuns, r.id)
+				claimedRuns = append(claimedRuns, r.id)
+				claimedDC = append(claimedDC, r.dc)
+			} else if _, err := e.exec(ctx, tx, `UPDATE kdb_pending SET consumer = ?, delivery_time = ?, delivery_count = ?
 				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, consumer, now, r.dc, s.sid, grp, r.id.Ms, r.id.Seq); err != nil {
 				return err
 			}
 			c := Claimed{Entry: Entry{ID: r.id}, Deliveries: r.dc}
 			if !justID {
+				if r.inRun { // the scan only checked that the entry exists
+					if err := e.queryRow(ctx, tx, `SELECT fields FROM kdb_entries WHERE sid = ? AND ms = ? AND seq = ?`,
+						s.sid, r.id.Ms, r.id.Seq).Scan(&r.fields); err != nil {
+						return err
+					}
+				}
 				if c.Fields, err = decodeFields(r.fields); err != nil {
 					return err
 				}
@@ -221,7 +212,137 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 		if i < len(scanned) {
 			res.Next = scanned[i].id
 		}
+		// Only the runs the command changed are rewritten: a claimed id leaves its run
+		// for a row of its new owner, a purged one leaves it; runs that were only
+		// scanned (not idle enough) stay as they are.
+		if len(fromRuns) > 0 {
+			if _, _, err := e.ackRuns(ctx, tx, s.sid, grp, fromRuns); err != nil {
+				return err
+			}
+		}
+		for k, id := range claimedRuns {
+			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.sid, grp, id.Ms, id.Seq, consumer, now, claimedDC[k]); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	return res, err
+}
+
+// autoClaimItem is one pending id of XAUTOCLAIM's scan: a kdb_pending row, with its
+// entry's fields, or an id of a pending run (inRun); exists is false when the entry
+// is deleted.
+type autoClaimItem struct {
+	id     ID
+	dt, dc int64
+	fields []byte
+	exists bool
+	inRun  bool
+	run    int // the run's index in the scan, when inRun
+}
+
+// autoClaimScan returns the first limit pending ids of the group from from on, in id
+// order, merged from the rows and the runs (pel_runs.go) without turning runs into
+// rows: XAUTOCLAIM's scan counts every pending id, idle or not, so the runs' ids must
+// take their places in it, but only the ones it claims or purges need to change.
+func (e *Engine) autoClaimScan(ctx context.Context, tx *sql.Tx, sid int64, grp string, from ID, limit int64) ([]autoClaimItem, error) {
+	rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_time, p.delivery_count, x.fields FROM kdb_pending p
+		LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
+		WHERE p.sid = ? AND p.grp = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
+		ORDER BY p.ms, p.seq LIMIT ?`, sid, grp, from.Ms, from.Ms, from.Seq, limit)
+	if err != nil {
+		return nil, err
+	}
+	var fromRows []autoClaimItem
+	for rows.Next() {
+		var r autoClaimItem
+		if err := rows.Scan(&r.id.Ms, &r.id.Seq, &r.dt, &r.dc, &r.fields); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.exists = r.fields != nil
+		fromRows = append(fromRows, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Each run holds at least one id >= from, so limit runs are enough.
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
+		ORDER BY last_ms, last_seq LIMIT ?`, from.Ms, from.Ms, from.Seq, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return fromRows, nil
+	}
+	var fromRunIDs []autoClaimItem
+	for k, r := range runs {
+		for _, id := range r.ids {
+			if id.Cmp(from) >= 0 && int64(len(fromRunIDs)) < limit {
+				fromRunIDs = append(fromRunIDs, autoClaimItem{id: id, dt: r.deliveryMs, dc: 1, inRun: true, run: k})
+			}
+		}
+	}
+	// Merge the two ascending lists, keeping the first limit ids.
+	merged := make([]autoClaimItem, 0, min(limit, int64(len(fromRows)+len(fromRunIDs))))
+	a, b := fromRows, fromRunIDs
+	for int64(len(merged)) < limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || len(a) > 0 && a[0].id.Less(b[0].id) {
+			merged, a = append(merged, a[0]), a[1:]
+		} else {
+			merged, b = append(merged, b[0]), b[1:]
+		}
+	}
+	// Whether the run ids' entries exist, one range of kdb_entries per run in the
+	// window: a run's ids were consecutive entries when they were read and nothing is
+	// appended between them later, so the span from a run's first to its last id holds
+	// its own ids, the ones acked out of it, and nothing else (at most maxRunIDs). One
+	// statement joining the runs to their spans was measured and planned worse on
+	// SQLite.
+	for lo := 0; lo < len(merged); {
+		if !merged[lo].inRun {
+			lo++
+			continue
+		}
+		hi := lo
+		for hi+1 < len(merged) && merged[hi+1].inRun && merged[hi+1].run == merged[lo].run {
+			hi++
+		}
+		if err := e.runEntriesExist(ctx, tx, sid, merged[lo:hi+1]); err != nil {
+			return nil, err
+		}
+		lo = hi + 1
+	}
+	return merged, nil
+}
+
+// runEntriesExist marks the items (ids of one run, ascending) whose entries are in
+// kdb_entries.
+func (e *Engine) runEntriesExist(ctx context.Context, tx *sql.Tx, sid int64, items []autoClaimItem) error {
+	lo, hi := items[0].id, items[len(items)-1].id
+	rows, err := e.query(ctx, tx, `SELECT ms, seq FROM kdb_entries WHERE sid = ?
+		AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms, seq`,
+		sid, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	k := 0
+	for rows.Next() {
+		var id ID
+		if err := rows.Scan(&id.Ms, &id.Seq); err != nil {
+			return err
+		}
+		for k < len(items) && items[k].id.Less(id) {
+			k++
+		}
+		if k < len(items) && items[k].id == id {
+			items[k].exists = true
+			k++
+		}
+	}
+	return rows.Err()
 }

@@ -39,7 +39,8 @@ func (e *Engine) nothingNew(ctx context.Context, stream, grp string) bool {
 // cursor only. ok false means the locked path must run. One statement, since claimers
 // run it every ClaimInterval whether or not there is work. A pending run from start on
 // (a batch read and not yet acked, pel_runs.go) also sends it down the locked path,
-// which turns the runs into rows and scans them as Redis would.
+// which merges the runs' ids into its scan as Redis would see them (claim.go): this
+// statement cannot tell whether a run's entries still exist.
 func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, threshold, attempts int64) (next ID, ok bool) {
 	if err := e.ensureReady(ctx); err != nil {
 		return next, false

@@ -26,11 +26,12 @@ import (
 //   - a run's ids are still pending with the run's consumer, delivery time and a
 //     delivery count of 1.
 //
-// Everything else that reads or changes pending entries one by one (XCLAIM,
-// XAUTOCLAIM's locked path, a consumer's re-read of its own pending entries, XPENDING's
-// extended form, DELCONSUMER) first turns the group's runs into rows (materializeRuns)
-// and then works on rows as before; XPENDING's summary and XINFO's counts read the
-// runs as they are. Runs keep the ids of
+// Everything else that reads or changes pending entries one by one (XCLAIM, a
+// consumer's re-read of its own pending entries, XPENDING's extended form,
+// DELCONSUMER) first turns the group's runs into rows (materializeRuns) and then works
+// on rows as before; XPENDING's summary and XINFO's counts read the runs as they are;
+// XAUTOCLAIM's locked path merges the runs' ids into its scan of the rows and takes
+// out of their runs only the ids it claims or purges (claim.go). Runs keep the ids of
 // entries deleted from the stream, as rows do (Redis's KEEPREF).
 
 // maxRunIDs is the most ids one run holds; a larger read becomes several runs. An

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,6 +223,89 @@ func FuzzPendingRunIDs(f *testing.F) {
 		back, err := decodeRunIDs(encodeRunIDs(made), int64(len(made)))
 		if err != nil || !slices.Equal(back, made) {
 			t.Fatalf("round trip of %v: %v %v", made, back, err)
+		}
+	})
+}
+
+// TestR9_AutoClaimKeepsRuns: XAUTOCLAIM scans the ids of pending runs in their places
+// without turning the runs into rows: a scan that claims nothing writes nothing, a
+// claim moves only the claimed ids out of their run (into rows of the new owner), and
+// a purge of deleted entries only the purged ones; the cursor counts every id scanned.
+func TestR9_AutoClaimKeepsRuns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		ctx := testenv.Context(t, time.Minute)
+		var clock atomic.Int64
+		clock.Store(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC).UnixMilli())
+		e := openT(t, d.config(t, func(c *Config) { c.Now = func() time.Time { return time.UnixMilli(clock.Load()) } }))
+		counts := func() (rows, runs int64) {
+			t.Helper()
+			if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs)`).Scan(&rows, &runs); err != nil {
+				t.Fatal(err)
+			}
+			return rows, runs
+		}
+		seedGroup(t, ctx, e, 100)
+		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+		if err != nil || len(r.Entries) != 100 {
+			t.Fatalf("read: %d entries, %v", len(r.Entries), err)
+		}
+		ids := make([]ID, 100)
+		for i, en := range r.Entries {
+			ids[i] = en.ID
+		}
+		clock.Add(5000)
+
+		// Nothing idle for 10 s: nothing claimed, the run stays; COUNT 5 scans 50 ids.
+		res, err := e.XAutoClaim(ctx, "s", "g", "other", 10*time.Second, "0", 5, false)
+		if err != nil || len(res.Claimed) != 0 || res.Next != ids[50] {
+			t.Fatalf("XAUTOCLAIM of nothing idle: %+v, %v; want next %v", res, err, ids[50])
+		}
+		if rows, runs := counts(); rows != 0 || runs != 1 {
+			t.Fatalf("after a scan that claims nothing: %d rows, %d runs; want 0, 1", rows, runs)
+		}
+
+		// Idle for 5 s: COUNT 3 from the 11th id claims three, which become rows of
+		// "other" with a delivery count of 2; the run keeps the other 97.
+		res, err = e.XAutoClaim(ctx, "s", "g", "other", time.Second, ids[10].String(), 3, false)
+		if err != nil || len(res.Claimed) != 3 || res.Next != ids[13] {
+			t.Fatalf("XAUTOCLAIM COUNT 3: %+v, %v", res, err)
+		}
+		for i, c := range res.Claimed {
+			if c.ID != ids[10+i] || c.Deliveries != 2 || len(c.Fields) != 2 {
+				t.Fatalf("claimed #%d: %+v, want %v with 2 deliveries and its fields", i, c, ids[10+i])
+			}
+		}
+		if rows, runs := counts(); rows != 3 || runs != 1 {
+			t.Fatalf("after claiming 3: %d rows, %d runs; want 3, 1", rows, runs)
+		}
+
+		// A deleted entry pending in the run is purged and reported, the rest kept.
+		if n, err := e.XDel(ctx, "s", ids[20].String()); err != nil || n != 1 {
+			t.Fatalf("XDEL: %d, %v", n, err)
+		}
+		res, err = e.XAutoClaim(ctx, "s", "g", "other", time.Hour, ids[15].String(), 100, true)
+		if err != nil || len(res.Claimed) != 0 || len(res.Deleted) != 1 || res.Deleted[0] != ids[20] || !res.Next.IsZero() {
+			t.Fatalf("XAUTOCLAIM over a deleted entry: %+v, %v", res, err)
+		}
+		if rows, runs := counts(); rows != 3 || runs != 1 {
+			t.Fatalf("after the purge: %d rows, %d runs; want 3, 1", rows, runs)
+		}
+
+		// The group's view is Redis's: 99 pending, 96 of "c" and 3 of "other".
+		ps, err := e.XPendingSummary(ctx, "s", "g")
+		if err != nil || ps.Count != 99 || len(ps.Consumers) != 2 || ps.Consumers[0] != (ConsumerPending{"c", 96}) || ps.Consumers[1] != (ConsumerPending{"other", 3}) {
+			t.Fatalf("XPENDING summary: %+v, %v", ps, err)
+		}
+		// Acking everything empties both.
+		strs := make([]string, len(ids))
+		for i, id := range ids {
+			strs[i] = id.String()
+		}
+		if n, err := e.XAck(ctx, "s", "g", strs...); err != nil || n != 99 {
+			t.Fatalf("XACK: %d, %v; want 99", n, err)
+		}
+		if rows, runs := counts(); rows != 0 || runs != 0 {
+			t.Fatalf("after acking all: %d rows, %d runs", rows, runs)
 		}
 	})
 }
