@@ -56,7 +56,7 @@ func (e *Engine) XClaim(ctx context.Context, stream, grp, consumer string, minId
 		if err != nil {
 			return err
 		}
-		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
+		if err := e.materializeRunIDs(ctx, tx, s.sid, grp, parsed); err != nil {
 			return err
 		}
 		now := e.nowMs()

@@ -216,3 +216,33 @@ func BenchmarkReadClaimAck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadPendingAck: the recovery loop of clients older than XAUTOCLAIM, run while
+// a batch is in flight: XREADGROUP COUNT 100, XPENDING IDLE 3600000 - + 10 (nothing
+// idle, so no XCLAIM follows), XACK of the batch. One op is one entry.
+func BenchmarkReadPendingAck(b *testing.B) {
+	for _, d := range testDialects {
+		b.Run(d.name, func(b *testing.B) {
+			e, ctx := readBench(b, d)
+			ids := make([]string, 0, 100)
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+				if err != nil || r.Nil {
+					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
+				}
+				if p, err := e.XPending(ctx, "s", "g", PendingQuery{MinIdle: time.Hour, Start: "-", End: "+", Count: 10}); err != nil || len(p) != 0 {
+					b.Fatalf("XPENDING: %+v, %v", p, err)
+				}
+				ids = ids[:0]
+				for _, en := range r.Entries {
+					ids = append(ids, en.ID.String())
+				}
+				if k, err := e.XAck(ctx, "s", "g", ids...); err != nil || k != int64(len(ids)) {
+					b.Fatalf("XACK: %d of %d, %v", k, len(ids), err)
+				}
+				n += len(ids)
+			}
+		})
+	}
+}

@@ -26,12 +26,11 @@ import (
 //   - a run's ids are still pending with the run's consumer, delivery time and a
 //     delivery count of 1.
 //
-// Everything else that reads or changes pending entries one by one (XCLAIM, a
-// consumer's re-read of its own pending entries, XPENDING's extended form,
-// DELCONSUMER) first turns the group's runs into rows (materializeRuns) and then works
-// on rows as before; XPENDING's summary and XINFO's counts read the runs as they are;
-// XAUTOCLAIM's locked path merges the runs' ids into its scan of the rows and takes
-// out of their runs only the ids it claims or purges (claim.go). Runs keep the ids of
+// What reads pending entries reads the runs in place: XPENDING (both forms), XINFO's
+// counts, and XAUTOCLAIM's scan, which takes out of their runs only the ids it claims
+// or purges (claim.go). XCLAIM turns only the ids it names into rows
+// (materializeRunIDs); a consumer's re-read of its own pending entries and DELCONSUMER
+// turn the group's runs into rows (materializeRuns) and work on rows as before. Runs keep the ids of
 // entries deleted from the stream, as rows do (Redis's KEEPREF).
 
 // maxRunIDs is the most ids one run holds; a larger read becomes several runs. An
@@ -197,6 +196,42 @@ func (e *Engine) materializeRuns(ctx context.Context, tx *sql.Tx, sid int64, grp
 // ackRuns removes ids from the runs of the group that hold them and returns how many
 // it removed (each id once) and the ids no run held, for the rows.
 func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) (int64, []ID, error) {
+	taken, rest, err := e.takeFromRuns(ctx, tx, sid, grp, ids)
+	return int64(len(taken)), rest, err
+}
+
+// runID is an id taken out of its run, with the run's owner and delivery time.
+type runID struct {
+	id         ID
+	consumer   string
+	deliveryMs int64
+}
+
+// materializeRunIDs turns the ids of ids that runs of the group hold into kdb_pending
+// rows (the run's owner and delivery time, a count of 1), leaving the rest of the runs
+// as they are: for commands that work on named ids (XCLAIM).
+func (e *Engine) materializeRunIDs(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	taken, _, err := e.takeFromRuns(ctx, tx, sid, grp, ids)
+	if err != nil {
+		return err
+	}
+	for _, t := range taken {
+		if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
+			VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT (sid, grp, ms, seq) DO NOTHING`,
+			sid, grp, t.id.Ms, t.id.Seq, t.consumer, t.deliveryMs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeFromRuns removes ids from the runs of the group that hold them (rewriting a run
+// it thins, deleting one it empties) and returns them (each once, ascending, with their
+// run's owner and delivery time) and the ids no run held.
+func (e *Engine) takeFromRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string, ids []ID) ([]runID, []ID, error) {
 	acked := slices.Clone(ids)
 	slices.SortFunc(acked, ID.Cmp)
 	acked = slices.Compact(acked)
@@ -204,18 +239,19 @@ func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string,
 	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
 		AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	if len(runs) == 0 {
-		return 0, ids, nil
+		return nil, ids, nil
 	}
-	var removed int64
+	var taken []runID
 	held := make([]bool, len(acked))
 	for _, r := range runs {
 		keep := r.ids[:0:0]
 		for _, id := range r.ids {
 			if i, ok := slices.BinarySearchFunc(acked, id, ID.Cmp); ok {
 				held[i] = true
+				taken = append(taken, runID{id, r.consumer, r.deliveryMs})
 				continue
 			}
 			keep = append(keep, id)
@@ -223,7 +259,6 @@ func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string,
 		if len(keep) == len(r.ids) {
 			continue
 		}
-		removed += int64(len(r.ids) - len(keep))
 		if len(keep) == 0 {
 			_, err = e.exec(ctx, tx, `DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND last_ms = ? AND last_seq = ?`,
 				sid, grp, r.last.Ms, r.last.Seq)
@@ -234,7 +269,7 @@ func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string,
 				nl.Ms, nl.Seq, keep[0].Ms, keep[0].Seq, int64(len(keep)), encodeRunIDs(keep), sid, grp, r.last.Ms, r.last.Seq)
 		}
 		if err != nil {
-			return 0, nil, err
+			return nil, nil, err
 		}
 	}
 	var rest []ID
@@ -243,5 +278,5 @@ func (e *Engine) ackRuns(ctx context.Context, tx *sql.Tx, sid int64, grp string,
 			rest = append(rest, id)
 		}
 	}
-	return removed, rest, nil
+	return taken, rest, nil
 }

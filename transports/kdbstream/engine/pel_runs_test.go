@@ -12,7 +12,7 @@ import (
 
 // TestR9_PendingRuns: a batch read is one run (no per-entry rows) that XACK empties;
 // a partial ack keeps the rest pending; the runs are durable (a reopened engine sees
-// them); XPENDING (its summary without touching the runs), XINFO and XCLAIM see run
+// them); XPENDING (both forms read the runs in place), XINFO and XCLAIM see run
 // entries as Redis sees pending entries; a
 // read overlapping what is pending (XCLAIM FORCE ahead of the group) falls back to
 // rows. The differential test compares the same commands with Redis at random.
@@ -105,8 +105,20 @@ func TestR9_PendingRuns(t *testing.T) {
 			pe[0].Consumer != "c" || pe[0].Deliveries != 1 {
 			t.Fatalf("XPENDING - + 1000: %d entries %v", len(pe), err)
 		}
-		if rows, runs := counts(e); rows != 90 || runs != 0 {
-			t.Fatalf("XPENDING's extended form leaves %d rows, %d runs; want the run as 90 rows", rows, runs)
+		if rows, runs := counts(e); rows != 0 || runs != 1 {
+			t.Fatalf("XPENDING's extended form leaves %d rows, %d runs; want the run as it was", rows, runs)
+		}
+		// A range inside the run (batch[10] and batch[20] were acked), by consumer and
+		// idle time, reads it in place too.
+		pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: batch[10], End: batch[20], Count: 5, Consumer: "c"})
+		if err != nil || len(pe) != 5 || pe[0].ID.String() != batch[11] || pe[4].ID.String() != batch[15] {
+			t.Fatalf("XPENDING %s %s 5 c: %+v %v", batch[10], batch[20], pe, err)
+		}
+		if pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: 10, Consumer: "other"}); err != nil || len(pe) != 0 {
+			t.Fatalf("XPENDING - + 10 other: %+v %v", pe, err)
+		}
+		if pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: 10, MinIdle: time.Hour}); err != nil || len(pe) != 0 {
+			t.Fatalf("XPENDING IDLE 3600000 - + 10: %+v %v", pe, err)
 		}
 		ack(e, batch, 90)
 
@@ -306,6 +318,36 @@ func TestR9_AutoClaimKeepsRuns(t *testing.T) {
 		}
 		if rows, runs := counts(); rows != 0 || runs != 0 {
 			t.Fatalf("after acking all: %d rows, %d runs", rows, runs)
+		}
+	})
+}
+
+// TestR9_ClaimTakesOnlyNamedIDs: XCLAIM turns only the ids it names into rows; the
+// run keeps the others, and the group's view stays Redis's.
+func TestR9_ClaimTakesOnlyNamedIDs(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		ctx := testenv.Context(t, time.Minute)
+		e := openT(t, d.config(t, nil))
+		seedGroup(t, ctx, e, 100)
+		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+		if err != nil || len(r.Entries) != 100 {
+			t.Fatalf("read: %d entries, %v", len(r.Entries), err)
+		}
+		id := r.Entries[42].ID
+		c, err := e.XClaim(ctx, "s", "g", "other", 0, []string{id.String()}, ClaimOptions{})
+		if err != nil || len(c) != 1 || c[0].ID != id || c[0].Deliveries != 2 {
+			t.Fatalf("XCLAIM: %+v, %v", c, err)
+		}
+		var rows, runs, n int64
+		if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs), (SELECT sum(n) FROM kdb_pending_runs)`).Scan(&rows, &runs, &n); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 || runs != 1 || n != 99 {
+			t.Fatalf("after XCLAIM of one id: %d rows, %d runs holding %d; want 1 row, 1 run of 99", rows, runs, n)
+		}
+		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: r.Entries[41].ID.String(), End: r.Entries[43].ID.String(), Count: 10})
+		if err != nil || len(pe) != 3 || pe[0].Consumer != "c" || pe[1].Consumer != "other" || pe[1].Deliveries != 2 || pe[2].Consumer != "c" {
+			t.Fatalf("XPENDING around the claimed id: %+v, %v", pe, err)
 		}
 	})
 }
