@@ -246,3 +246,34 @@ func BenchmarkReadPendingAck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadHistoryAck: workers that read their own pending entries (XREADGROUP
+// ... 0) before each new read, while another worker's batch is in flight: worker c
+// reads COUNT 100 with ">", worker d reads its history (nothing pending), c acks.
+// One op is one entry.
+func BenchmarkReadHistoryAck(b *testing.B) {
+	for _, d := range testDialects {
+		b.Run(d.name, func(b *testing.B) {
+			e, ctx := readBench(b, d)
+			ids := make([]string, 0, 100)
+			b.ResetTimer()
+			for n := 0; n < b.N; {
+				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+				if err != nil || r.Nil {
+					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
+				}
+				if h, err := e.ReadGroupRaw(ctx, "s", "g", "d", "0", 10, -1, false); err != nil || len(h.Entries) != 0 {
+					b.Fatalf("history of d: %+v, %v", h, err)
+				}
+				ids = ids[:0]
+				for _, en := range r.Entries {
+					ids = append(ids, en.ID.String())
+				}
+				if k, err := e.XAck(ctx, "s", "g", ids...); err != nil || k != int64(len(ids)) {
+					b.Fatalf("XACK: %d of %d, %v", k, len(ids), err)
+				}
+				n += len(ids)
+			}
+		})
+	}
+}

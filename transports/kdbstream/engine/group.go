@@ -263,15 +263,15 @@ func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, 
 		if err := e.touchConsumer(ctx, tx, s.sid, grp, consumer, now, false); err != nil {
 			return err
 		}
-		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
-			return err
-		}
 		start, ok := after.Next()
 		if !ok {
 			return nil
 		}
 		if count <= 0 {
 			count = math.MaxInt64
+		}
+		if err := e.materializeFirstRunIDs(ctx, tx, s.sid, grp, consumer, start, count); err != nil {
+			return err
 		}
 		rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_count, x.fields FROM kdb_pending p
 			LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq

@@ -113,8 +113,16 @@ func (e *Engine) DelConsumer(ctx context.Context, stream, grp, consumer string) 
 		if err != nil {
 			return err
 		}
-		if err := e.materializeRuns(ctx, tx, s.sid, grp); err != nil {
+		// The consumer's runs go whole (a run has one owner); the others' stay runs.
+		var inRuns int64
+		if err := e.queryRow(ctx, tx, `SELECT coalesce(sum(n), 0) FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND consumer = ?`,
+			s.sid, grp, consumer).Scan(&inRuns); err != nil {
 			return err
+		}
+		if inRuns > 0 {
+			if _, err := e.exec(ctx, tx, `DELETE FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND consumer = ?`, s.sid, grp, consumer); err != nil {
+				return err
+			}
 		}
 		res, err := e.exec(ctx, tx, `DELETE FROM kdb_pending WHERE sid = ? AND grp = ? AND consumer = ?`, s.sid, grp, consumer)
 		if err != nil {
@@ -123,6 +131,7 @@ func (e *Engine) DelConsumer(ctx context.Context, stream, grp, consumer string) 
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
+		n += inRuns
 		_, err = e.exec(ctx, tx, `DELETE FROM kdb_consumers WHERE sid = ? AND grp = ? AND name = ?`, s.sid, grp, consumer)
 		return err
 	})

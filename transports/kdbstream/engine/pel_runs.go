@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 )
 
 // Pending runs. A consumer loop reads ">" in batches and acks each batch whole; with
@@ -29,8 +30,10 @@ import (
 // What reads pending entries reads the runs in place: XPENDING (both forms), XINFO's
 // counts, and XAUTOCLAIM's scan, which takes out of their runs only the ids it claims
 // or purges (claim.go). XCLAIM turns only the ids it names into rows
-// (materializeRunIDs); a consumer's re-read of its own pending entries and DELCONSUMER
-// turn the group's runs into rows (materializeRuns) and work on rows as before. Runs keep the ids of
+// (materializeRunIDs), a consumer's re-read of its own pending entries only the ones it
+// returns (materializeFirstRunIDs); DELCONSUMER deletes the consumer's runs with its
+// rows. materializeRuns, which turns all of a group's runs into rows, is left to a
+// read whose entries overlap what is pending (addPending). Runs keep the ids of
 // entries deleted from the stream, as rows do (Redis's KEEPREF).
 
 // maxRunIDs is the most ids one run holds; a larger read becomes several runs. An
@@ -279,4 +282,56 @@ func (e *Engine) takeFromRuns(ctx context.Context, tx *sql.Tx, sid int64, grp st
 		}
 	}
 	return taken, rest, nil
+}
+
+// materializeFirstRunIDs turns into rows the ids, among consumer's first count pending
+// ids from start on (rows and runs merged), that runs hold: a consumer re-reading its
+// own pending entries bumps their delivery counts, which only rows keep. Nothing is
+// written when none of them is in a run (a consumer with nothing pending, the common
+// case of a worker that reads its history before each new read).
+func (e *Engine) materializeFirstRunIDs(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, start ID, count int64) error {
+	runLimit := count
+	if runLimit < math.MaxInt64 {
+		runLimit++ // the first run may hold ids below start only
+	}
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND consumer = ? AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
+		ORDER BY last_ms, last_seq LIMIT ?`, consumer, start.Ms, start.Ms, start.Seq, runLimit)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	rows, err := e.query(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? AND consumer = ?
+		AND (ms >= ? AND (ms > ? OR seq >= ?)) ORDER BY ms, seq LIMIT ?`, sid, grp, consumer, start.Ms, start.Ms, start.Seq, count)
+	if err != nil {
+		return err
+	}
+	var fromRows []ID
+	for rows.Next() {
+		var id ID
+		if err := rows.Scan(&id.Ms, &id.Seq); err != nil {
+			rows.Close()
+			return err
+		}
+		fromRows = append(fromRows, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var chosen []ID
+	taken := int64(0)
+	for _, r := range runs {
+		for _, id := range r.ids {
+			if id.Less(start) {
+				continue
+			}
+			// id is among the first count if fewer than count ids come before it.
+			before := int64(sort.Search(len(fromRows), func(i int) bool { return !fromRows[i].Less(id) })) + taken
+			if before >= count {
+				break
+			}
+			chosen = append(chosen, id)
+			taken++
+		}
+	}
+	return e.materializeRunIDs(ctx, tx, sid, grp, chosen)
 }

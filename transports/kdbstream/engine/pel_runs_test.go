@@ -351,3 +351,70 @@ func TestR9_ClaimTakesOnlyNamedIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestR9_HistoryReadTakesOnlyWhatItReturns: a consumer re-reading its own pending
+// entries (XREADGROUP ... 0) turns only the entries it returns into rows (their
+// delivery counts go up); other consumers' runs, and the rest of its own, stay runs.
+func TestR9_HistoryReadTakesOnlyWhatItReturns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		ctx := testenv.Context(t, time.Minute)
+		e := openT(t, d.config(t, nil))
+		seedGroup(t, ctx, e, 150)
+		mine, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
+		if err != nil || len(mine.Entries) != 100 {
+			t.Fatalf("read: %d entries, %v", len(mine.Entries), err)
+		}
+		if r, err := e.ReadGroupRaw(ctx, "s", "g", "d", ">", 50, -1, false); err != nil || len(r.Entries) != 50 {
+			t.Fatalf("read of d: %+v, %v", r, err)
+		}
+		counts := func() (rows, runs, n int64) {
+			t.Helper()
+			if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs), (SELECT coalesce(sum(n), 0) FROM kdb_pending_runs)`).Scan(&rows, &runs, &n); err != nil {
+				t.Fatal(err)
+			}
+			return rows, runs, n
+		}
+		// A consumer with nothing pending writes nothing.
+		if r, err := e.ReadGroupRaw(ctx, "s", "g", "idle", "0", 10, -1, false); err != nil || len(r.Entries) != 0 {
+			t.Fatalf("history of a consumer with nothing pending: %+v, %v", r, err)
+		}
+		if rows, runs, n := counts(); rows != 0 || runs != 2 || n != 150 {
+			t.Fatalf("after an empty history read: %d rows, %d runs of %d", rows, runs, n)
+		}
+		// c's history from its 6th entry on, COUNT 10: those ten become rows.
+		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", mine.Entries[4].ID.String(), 10, -1, false)
+		if err != nil || len(r.Entries) != 10 || r.Entries[0].ID != mine.Entries[5].ID || r.Entries[9].ID != mine.Entries[14].ID {
+			t.Fatalf("history read: %+v, %v", r, err)
+		}
+		for i, dc := range r.Deliveries {
+			if dc != 2 {
+				t.Fatalf("history entry #%d: %d deliveries, want 2", i, dc)
+			}
+		}
+		if rows, runs, n := counts(); rows != 10 || runs != 2 || n != 140 {
+			t.Fatalf("after the history read: %d rows, %d runs of %d; want 10 rows and the two runs holding the other 140", rows, runs, n)
+		}
+		// The whole history, read again: every entry of c once, in order, the ten with 3.
+		r, err = e.ReadGroupRaw(ctx, "s", "g", "c", "0", 0, -1, false)
+		if err != nil || len(r.Entries) != 100 {
+			t.Fatalf("whole history: %d entries, %v", len(r.Entries), err)
+		}
+		for i, en := range r.Entries {
+			want := int64(2)
+			if i >= 5 && i < 15 {
+				want = 3
+			}
+			if en.ID != mine.Entries[i].ID || r.Deliveries[i] != want {
+				t.Fatalf("whole history #%d: %v with %d deliveries; want %v with %d", i, en.ID, r.Deliveries[i], mine.Entries[i].ID, want)
+			}
+		}
+		// DELCONSUMER of d drops its run whole (50 pending) and leaves c's entries.
+		if n, err := e.DelConsumer(ctx, "s", "g", "d"); err != nil || n != 50 {
+			t.Fatalf("DELCONSUMER d: %d, %v; want 50", n, err)
+		}
+		ps, err := e.XPendingSummary(ctx, "s", "g")
+		if err != nil || ps.Count != 100 || len(ps.Consumers) != 1 || ps.Consumers[0].Name != "c" {
+			t.Fatalf("XPENDING after DELCONSUMER: %+v, %v", ps, err)
+		}
+	})
+}
