@@ -69,16 +69,18 @@ lint:
 BENCH ?= .
 bench:
 	@mkdir -p .bench
-	@: > .bench/raw.txt
-	@set -e; for r in $$(seq 1 $(BENCHCOUNT)); do \
+	@: > .bench/raw.txt; : > .bench/failed.txt
+	@for r in $$(seq 1 $(BENCHCOUNT)); do \
 	  echo "== bench round $$r of $(BENCHCOUNT)" >&2; \
 	  ( $(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count 1 -timeout 60m $(PKGS) 2>&1; echo "exit $$?" ) \
 	    | tee .bench/round.txt | grep --line-buffered -E '^(Benchmark|--- FAIL|FAIL|panic)' >&2 || true; \
-	  tail -n 1 .bench/round.txt | grep -qx 'exit 0' || { cat .bench/round.txt; exit 1; }; \
+	  tail -n 1 .bench/round.txt | grep -qx 'exit 0' || \
+	    { echo "round $$r:"; grep -E '^(--- FAIL|FAIL|panic)|_test\.go:[0-9]+:' .bench/round.txt; } >> .bench/failed.txt; \
 	  grep -v -e '^ok ' -e '^exit ' .bench/round.txt >> .bench/raw.txt; \
 	done
 	@echo
 	@$(GO) run ./internal/cmd/benchtable < .bench/raw.txt | tee .bench/table.txt
+	@if [ -s .bench/failed.txt ]; then echo; echo "FAILED (their rows are missing or from fewer rounds):"; cat .bench/failed.txt; exit 1; fi
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s); the seed corpora live in testdata/fuzz
 fuzz:
