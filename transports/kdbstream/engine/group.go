@@ -188,8 +188,8 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 		}
 		var entries []Entry
 		if g.last.Less(s.last) {
-			rows, err := e.query(ctx, tx, `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? AND (ms >= ? AND (ms > ? OR seq > ?))
-				ORDER BY ms, seq LIMIT ?`, s.sid, g.last.Ms, g.last.Ms, g.last.Seq, count)
+			rows, err := e.query(ctx, tx, `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ? AND (ms, seq) > (?, ?)
+				ORDER BY ms, seq LIMIT ?`, s.sid, g.last.Ms, g.last.Seq, count)
 			if err != nil {
 				return err
 			}

@@ -40,8 +40,8 @@ func (e *Engine) XRange(ctx context.Context, stream, start, end string, count in
 			return err
 		}
 		rows, err := e.query(ctx, tx, `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ?
-			AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms, seq LIMIT ?`,
-			s.sid, from.Ms, from.Ms, from.Seq, to.Ms, to.Ms, to.Seq, count)
+			AND (ms, seq) >= (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq LIMIT ?`,
+			s.sid, from.Ms, from.Seq, to.Ms, to.Seq, count)
 		if err != nil {
 			return err
 		}

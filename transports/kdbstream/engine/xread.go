@@ -23,12 +23,12 @@ func (e *Engine) rangeEntries(ctx context.Context, tx *sql.Tx, sid int64, from, 
 		count = math.MaxInt64
 	}
 	q := `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ?
-			AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms, seq LIMIT ?`
+			AND (ms, seq) >= (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq LIMIT ?`
 	if rev {
 		q = `SELECT ms, seq, fields FROM kdb_entries WHERE sid = ?
-			AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms DESC, seq DESC LIMIT ?`
+			AND (ms, seq) >= (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms DESC, seq DESC LIMIT ?`
 	}
-	rows, err := e.query(ctx, tx, q, sid, from.Ms, from.Ms, from.Seq, to.Ms, to.Ms, to.Seq, count)
+	rows, err := e.query(ctx, tx, q, sid, from.Ms, from.Seq, to.Ms, to.Seq, count)
 	if err != nil {
 		return nil, err
 	}
