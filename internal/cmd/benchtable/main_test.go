@@ -20,10 +20,7 @@ pkg: github.com/koder/eventhub/hub
 BenchmarkPublish/hub-2         	    1000	       900 ns/op
 BenchmarkPublish/base_gochannel-2 	    1000	       300 ns/op
 `
-	res, order, pkg := parse(strings.NewReader(in))
-	var out bytes.Buffer
-	print(&out, res, order, pkg, true)
-	got := out.String()
+	got := markdown(in)
 	for _, want := range []string{"| transports/redisstream | Publish | raw_xadd | 250 | 110 | 0.44x | 0.40-0.50 | p99-ms=1.5 |", "| Only | - | 50 |", "| hub | Publish | gochannel | 900 | 300 | 0.33x | - |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
@@ -46,10 +43,7 @@ BenchmarkLost/hub-2 	 1000	 100 ns/op
 BenchmarkLost/base_raw-2 	 1000	 50 ns/op
 BenchmarkLost/hub-2 	 1000	 300 ns/op
 `
-	res, order, pkg := parse(strings.NewReader(in))
-	var out bytes.Buffer
-	print(&out, res, order, pkg, true)
-	got := out.String()
+	got := markdown(in)
 	for _, want := range []string{
 		"| transports/natsjs | Publish | raw | 150 | 95 | 0.95x | 0.40-0.95 |",
 		"| transports/natsjs | Lost | raw | 200 | 50 | 0.25x | - |", // counts differ: medians' ratio
@@ -58,4 +52,12 @@ BenchmarkLost/hub-2 	 1000	 300 ns/op
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
+}
+
+// markdown is the Markdown table of the benchmark output in.
+func markdown(in string) string {
+	res, order, pkg := parse(strings.NewReader(in))
+	var out bytes.Buffer
+	print(&out, res, order, pkg, true)
+	return out.String()
 }

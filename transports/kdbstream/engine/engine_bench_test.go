@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -79,7 +80,13 @@ func readBench(b *testing.B, d testDialect) (*Engine, context.Context) {
 
 // BenchmarkReadAck: XREADGROUP ">" COUNT 100 then XACK of what it returned, over
 // entries appended beforehand.
-func BenchmarkReadAck(b *testing.B) {
+func BenchmarkReadAck(b *testing.B) { benchReadThenAck(b, nil) }
+
+// benchReadThenAck runs, per database, a consumer loop over entries appended
+// beforehand: worker c reads COUNT 100 with ">", then between (another worker's
+// command while c's batch is in flight; nil for none), then c acks the batch with one
+// XACK. One op is one entry.
+func benchReadThenAck(b *testing.B, between func(ctx context.Context, e *Engine) error) {
 	for _, d := range testDialects {
 		b.Run(d.name, func(b *testing.B) {
 			e, ctx := readBench(b, d)
@@ -89,6 +96,11 @@ func BenchmarkReadAck(b *testing.B) {
 				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
 				if err != nil || r.Nil {
 					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
+				}
+				if between != nil {
+					if err := between(ctx, e); err != nil {
+						b.Fatal(err)
+					}
 				}
 				ids = ids[:0]
 				for _, en := range r.Entries {
@@ -191,60 +203,24 @@ func BenchmarkAutoClaimNothingIdle(b *testing.B) {
 // idle long enough) runs while another's batch is in flight: XREADGROUP COUNT 100,
 // XAUTOCLAIM 1h COUNT 100 by another consumer, XACK of the batch. One op is one entry.
 func BenchmarkReadClaimAck(b *testing.B) {
-	for _, d := range testDialects {
-		b.Run(d.name, func(b *testing.B) {
-			e, ctx := readBench(b, d)
-			ids := make([]string, 0, 100)
-			b.ResetTimer()
-			for n := 0; n < b.N; {
-				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-				if err != nil || r.Nil {
-					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
-				}
-				if c, err := e.XAutoClaim(ctx, "s", "g", "other", time.Hour, "0-0", 100, false); err != nil || len(c.Claimed) != 0 {
-					b.Fatalf("XAUTOCLAIM: %+v, %v", c, err)
-				}
-				ids = ids[:0]
-				for _, en := range r.Entries {
-					ids = append(ids, en.ID.String())
-				}
-				if k, err := e.XAck(ctx, "s", "g", ids...); err != nil || k != int64(len(ids)) {
-					b.Fatalf("XACK: %d of %d, %v", k, len(ids), err)
-				}
-				n += len(ids)
-			}
-		})
-	}
+	benchReadThenAck(b, func(ctx context.Context, e *Engine) error {
+		if c, err := e.XAutoClaim(ctx, "s", "g", "other", time.Hour, "0-0", 100, false); err != nil || len(c.Claimed) != 0 {
+			return fmt.Errorf("XAUTOCLAIM: %+v, %v", c, err)
+		}
+		return nil
+	})
 }
 
 // BenchmarkReadPendingAck: the recovery loop of clients older than XAUTOCLAIM, run while
 // a batch is in flight: XREADGROUP COUNT 100, XPENDING IDLE 3600000 - + 10 (nothing
 // idle, so no XCLAIM follows), XACK of the batch. One op is one entry.
 func BenchmarkReadPendingAck(b *testing.B) {
-	for _, d := range testDialects {
-		b.Run(d.name, func(b *testing.B) {
-			e, ctx := readBench(b, d)
-			ids := make([]string, 0, 100)
-			b.ResetTimer()
-			for n := 0; n < b.N; {
-				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-				if err != nil || r.Nil {
-					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
-				}
-				if p, err := e.XPending(ctx, "s", "g", PendingQuery{MinIdle: time.Hour, Start: "-", End: "+", Count: 10}); err != nil || len(p) != 0 {
-					b.Fatalf("XPENDING: %+v, %v", p, err)
-				}
-				ids = ids[:0]
-				for _, en := range r.Entries {
-					ids = append(ids, en.ID.String())
-				}
-				if k, err := e.XAck(ctx, "s", "g", ids...); err != nil || k != int64(len(ids)) {
-					b.Fatalf("XACK: %d of %d, %v", k, len(ids), err)
-				}
-				n += len(ids)
-			}
-		})
-	}
+	benchReadThenAck(b, func(ctx context.Context, e *Engine) error {
+		if p, err := e.XPending(ctx, "s", "g", PendingQuery{MinIdle: time.Hour, Start: "-", End: "+", Count: 10}); err != nil || len(p) != 0 {
+			return fmt.Errorf("XPENDING: %+v, %v", p, err)
+		}
+		return nil
+	})
 }
 
 // BenchmarkReadHistoryAck: workers that read their own pending entries (XREADGROUP
@@ -252,28 +228,10 @@ func BenchmarkReadPendingAck(b *testing.B) {
 // reads COUNT 100 with ">", worker d reads its history (nothing pending), c acks.
 // One op is one entry.
 func BenchmarkReadHistoryAck(b *testing.B) {
-	for _, d := range testDialects {
-		b.Run(d.name, func(b *testing.B) {
-			e, ctx := readBench(b, d)
-			ids := make([]string, 0, 100)
-			b.ResetTimer()
-			for n := 0; n < b.N; {
-				r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-				if err != nil || r.Nil {
-					b.Fatalf("read after %d of %d: %+v, %v", n, b.N, r.Nil, err)
-				}
-				if h, err := e.ReadGroupRaw(ctx, "s", "g", "d", "0", 10, -1, false); err != nil || len(h.Entries) != 0 {
-					b.Fatalf("history of d: %+v, %v", h, err)
-				}
-				ids = ids[:0]
-				for _, en := range r.Entries {
-					ids = append(ids, en.ID.String())
-				}
-				if k, err := e.XAck(ctx, "s", "g", ids...); err != nil || k != int64(len(ids)) {
-					b.Fatalf("XACK: %d of %d, %v", k, len(ids), err)
-				}
-				n += len(ids)
-			}
-		})
-	}
+	benchReadThenAck(b, func(ctx context.Context, e *Engine) error {
+		if h, err := e.ReadGroupRaw(ctx, "s", "g", "d", "0", 10, -1, false); err != nil || len(h.Entries) != 0 {
+			return fmt.Errorf("history of d: %+v, %v", h, err)
+		}
+		return nil
+	})
 }

@@ -23,9 +23,7 @@ func TestR9_PendingRuns(t *testing.T) {
 		e := openT(t, cfg)
 		counts := func(e *Engine) (rows, runs int64) {
 			t.Helper()
-			if err := e.DB().QueryRowContext(ctx, e.Rebind(`SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs)`)).Scan(&rows, &runs); err != nil {
-				t.Fatal(err)
-			}
+			rows, runs, _ = pendingShape(t, ctx, e)
 			return rows, runs
 		}
 		pending := func(e *Engine) int64 {
@@ -251,18 +249,12 @@ func TestR9_AutoClaimKeepsRuns(t *testing.T) {
 		e := openT(t, d.config(t, func(c *Config) { c.Now = func() time.Time { return time.UnixMilli(clock.Load()) } }))
 		counts := func() (rows, runs int64) {
 			t.Helper()
-			if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs)`).Scan(&rows, &runs); err != nil {
-				t.Fatal(err)
-			}
+			rows, runs, _ = pendingShape(t, ctx, e)
 			return rows, runs
 		}
 		seedGroup(t, ctx, e, 100)
-		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-		if err != nil || len(r.Entries) != 100 {
-			t.Fatalf("read: %d entries, %v", len(r.Entries), err)
-		}
 		ids := make([]ID, 100)
-		for i, en := range r.Entries {
+		for i, en := range readBatch(t, ctx, e, "c", 100) {
 			ids[i] = en.ID
 		}
 		clock.Add(5000)
@@ -329,23 +321,16 @@ func TestR9_ClaimTakesOnlyNamedIDs(t *testing.T) {
 		ctx := testenv.Context(t, time.Minute)
 		e := openT(t, d.config(t, nil))
 		seedGroup(t, ctx, e, 100)
-		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-		if err != nil || len(r.Entries) != 100 {
-			t.Fatalf("read: %d entries, %v", len(r.Entries), err)
-		}
-		id := r.Entries[42].ID
+		batch := readBatch(t, ctx, e, "c", 100)
+		id := batch[42].ID
 		c, err := e.XClaim(ctx, "s", "g", "other", 0, []string{id.String()}, ClaimOptions{})
 		if err != nil || len(c) != 1 || c[0].ID != id || c[0].Deliveries != 2 {
 			t.Fatalf("XCLAIM: %+v, %v", c, err)
 		}
-		var rows, runs, n int64
-		if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs), (SELECT sum(n) FROM kdb_pending_runs)`).Scan(&rows, &runs, &n); err != nil {
-			t.Fatal(err)
-		}
-		if rows != 1 || runs != 1 || n != 99 {
+		if rows, runs, n := pendingShape(t, ctx, e); rows != 1 || runs != 1 || n != 99 {
 			t.Fatalf("after XCLAIM of one id: %d rows, %d runs holding %d; want 1 row, 1 run of 99", rows, runs, n)
 		}
-		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: r.Entries[41].ID.String(), End: r.Entries[43].ID.String(), Count: 10})
+		pe, err := e.XPending(ctx, "s", "g", PendingQuery{Start: batch[41].ID.String(), End: batch[43].ID.String(), Count: 10})
 		if err != nil || len(pe) != 3 || pe[0].Consumer != "c" || pe[1].Consumer != "other" || pe[1].Deliveries != 2 || pe[2].Consumer != "c" {
 			t.Fatalf("XPENDING around the claimed id: %+v, %v", pe, err)
 		}
@@ -360,20 +345,9 @@ func TestR9_HistoryReadTakesOnlyWhatItReturns(t *testing.T) {
 		ctx := testenv.Context(t, time.Minute)
 		e := openT(t, d.config(t, nil))
 		seedGroup(t, ctx, e, 150)
-		mine, err := e.ReadGroupRaw(ctx, "s", "g", "c", ">", 100, -1, false)
-		if err != nil || len(mine.Entries) != 100 {
-			t.Fatalf("read: %d entries, %v", len(mine.Entries), err)
-		}
-		if r, err := e.ReadGroupRaw(ctx, "s", "g", "d", ">", 50, -1, false); err != nil || len(r.Entries) != 50 {
-			t.Fatalf("read of d: %+v, %v", r, err)
-		}
-		counts := func() (rows, runs, n int64) {
-			t.Helper()
-			if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs), (SELECT coalesce(sum(n), 0) FROM kdb_pending_runs)`).Scan(&rows, &runs, &n); err != nil {
-				t.Fatal(err)
-			}
-			return rows, runs, n
-		}
+		mine := readBatch(t, ctx, e, "c", 100)
+		readBatch(t, ctx, e, "d", 50)
+		counts := func() (rows, runs, n int64) { return pendingShape(t, ctx, e) }
 		// A consumer with nothing pending writes nothing.
 		if r, err := e.ReadGroupRaw(ctx, "s", "g", "idle", "0", 10, -1, false); err != nil || len(r.Entries) != 0 {
 			t.Fatalf("history of a consumer with nothing pending: %+v, %v", r, err)
@@ -382,8 +356,8 @@ func TestR9_HistoryReadTakesOnlyWhatItReturns(t *testing.T) {
 			t.Fatalf("after an empty history read: %d rows, %d runs of %d", rows, runs, n)
 		}
 		// c's history from its 6th entry on, COUNT 10: those ten become rows.
-		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", mine.Entries[4].ID.String(), 10, -1, false)
-		if err != nil || len(r.Entries) != 10 || r.Entries[0].ID != mine.Entries[5].ID || r.Entries[9].ID != mine.Entries[14].ID {
+		r, err := e.ReadGroupRaw(ctx, "s", "g", "c", mine[4].ID.String(), 10, -1, false)
+		if err != nil || len(r.Entries) != 10 || r.Entries[0].ID != mine[5].ID || r.Entries[9].ID != mine[14].ID {
 			t.Fatalf("history read: %+v, %v", r, err)
 		}
 		for i, dc := range r.Deliveries {
@@ -404,8 +378,8 @@ func TestR9_HistoryReadTakesOnlyWhatItReturns(t *testing.T) {
 			if i >= 5 && i < 15 {
 				want = 3
 			}
-			if en.ID != mine.Entries[i].ID || r.Deliveries[i] != want {
-				t.Fatalf("whole history #%d: %v with %d deliveries; want %v with %d", i, en.ID, r.Deliveries[i], mine.Entries[i].ID, want)
+			if en.ID != mine[i].ID || r.Deliveries[i] != want {
+				t.Fatalf("whole history #%d: %v with %d deliveries; want %v with %d", i, en.ID, r.Deliveries[i], mine[i].ID, want)
 			}
 		}
 		// DELCONSUMER of d drops its run whole (50 pending) and leaves c's entries.
@@ -417,4 +391,26 @@ func TestR9_HistoryReadTakesOnlyWhatItReturns(t *testing.T) {
 			t.Fatalf("XPENDING after DELCONSUMER: %+v, %v", ps, err)
 		}
 	})
+}
+
+// pendingShape returns how many kdb_pending rows and pending runs the database holds,
+// and how many ids the runs hold.
+func pendingShape(t *testing.T, ctx context.Context, e *Engine) (rows, runs, ids int64) {
+	t.Helper()
+	if err := e.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kdb_pending), (SELECT count(*) FROM kdb_pending_runs),
+		(SELECT coalesce(sum(n), 0) FROM kdb_pending_runs)`).Scan(&rows, &runs, &ids); err != nil {
+		t.Fatal(err)
+	}
+	return rows, runs, ids
+}
+
+// readBatch is consumer's XREADGROUP ">" COUNT n of group g on stream s, which must
+// return n entries.
+func readBatch(t *testing.T, ctx context.Context, e *Engine, consumer string, n int) []Entry {
+	t.Helper()
+	r, err := e.ReadGroupRaw(ctx, "s", "g", consumer, ">", int64(n), -1, false)
+	if err != nil || len(r.Entries) != n {
+		t.Fatalf("read of %s: %d entries, %v; want %d", consumer, len(r.Entries), err, n)
+	}
+	return r.Entries
 }
