@@ -250,8 +250,8 @@ type autoClaimItem struct {
 func (e *Engine) autoClaimScan(ctx context.Context, tx *sql.Tx, sid int64, grp string, from ID, limit int64) ([]autoClaimItem, error) {
 	rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_time, p.delivery_count, x.fields FROM kdb_pending p
 		LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
-		WHERE p.sid = ? AND p.grp = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
-		ORDER BY p.ms, p.seq LIMIT ?`, sid, grp, from.Ms, from.Ms, from.Seq, limit)
+		WHERE p.sid = ? AND p.grp = ? AND (p.ms, p.seq) >= (?, ?)
+		ORDER BY p.ms, p.seq LIMIT ?`, sid, grp, from.Ms, from.Seq, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +270,8 @@ func (e *Engine) autoClaimScan(ctx context.Context, tx *sql.Tx, sid int64, grp s
 		return nil, err
 	}
 	// Each run holds at least one id >= from, so limit runs are enough.
-	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
-		ORDER BY last_ms, last_seq LIMIT ?`, from.Ms, from.Ms, from.Seq, limit)
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms, last_seq) >= (?, ?)
+		ORDER BY last_ms, last_seq LIMIT ?`, from.Ms, from.Seq, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -324,8 +324,8 @@ func (e *Engine) autoClaimScan(ctx context.Context, tx *sql.Tx, sid int64, grp s
 func (e *Engine) runEntriesExist(ctx context.Context, tx *sql.Tx, sid int64, items []autoClaimItem) error {
 	lo, hi := items[0].id, items[len(items)-1].id
 	rows, err := e.query(ctx, tx, `SELECT ms, seq FROM kdb_entries WHERE sid = ?
-		AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?)) ORDER BY ms, seq`,
-		sid, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
+		AND (ms, seq) >= (?, ?) AND (ms, seq) <= (?, ?) ORDER BY ms, seq`,
+		sid, lo.Ms, lo.Seq, hi.Ms, hi.Seq)
 	if err != nil {
 		return err
 	}

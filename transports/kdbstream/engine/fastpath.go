@@ -49,15 +49,15 @@ func (e *Engine) idleScan(ctx context.Context, stream, grp string, from ID, thre
 	var nms, nseq sql.NullInt64
 	err := e.rowNoTx(ctx, `WITH s AS (SELECT id FROM kdb_streams WHERE name = ?),
 		p AS (SELECT p.ms, p.seq, p.delivery_time, p.sid FROM kdb_pending p, s WHERE p.sid = s.id AND p.grp = ?
-			AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?)))
+			AND (p.ms, p.seq) >= (?, ?))
 		SELECT (SELECT COUNT(*) FROM kdb_groups g, s WHERE g.sid = s.id AND g.name = ?),
 			(SELECT COUNT(*) FROM (SELECT 1 FROM p WHERE p.delivery_time <= ? OR NOT EXISTS
 				(SELECT 1 FROM kdb_entries x WHERE x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq) LIMIT 1) c) +
 			(SELECT COUNT(*) FROM (SELECT 1 FROM kdb_pending_runs r, s WHERE r.sid = s.id AND r.grp = ?
-				AND (r.last_ms >= ? AND (r.last_ms > ? OR r.last_seq >= ?)) LIMIT 1) rc),
+				AND (r.last_ms, r.last_seq) >= (?, ?) LIMIT 1) rc),
 			(SELECT ms FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?),
 			(SELECT seq FROM p ORDER BY ms, seq LIMIT 1 OFFSET ?)`,
-		stream, grp, from.Ms, from.Ms, from.Seq, grp, threshold, grp, from.Ms, from.Ms, from.Seq, attempts, attempts).Scan(&groups, &claimable, &nms, &nseq)
+		stream, grp, from.Ms, from.Seq, grp, threshold, grp, from.Ms, from.Seq, attempts, attempts).Scan(&groups, &claimable, &nms, &nseq)
 	if err != nil || groups == 0 || claimable > 0 {
 		return next, false
 	}

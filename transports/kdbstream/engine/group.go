@@ -241,10 +241,10 @@ func (e *Engine) readNew(ctx context.Context, stream, grp, consumer string, coun
 func (e *Engine) upsertPending(ctx context.Context, tx *sql.Tx, sid int64, grp, consumer string, now int64, prev, last ID) error {
 	_, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
 		SELECT sid, ?, ms, seq, ?, ?, 1 FROM kdb_entries WHERE true AND sid = ?
-			AND (ms >= ? AND (ms > ? OR seq > ?)) AND (ms <= ? AND (ms < ? OR seq <= ?))
+			AND (ms, seq) > (?, ?) AND (ms, seq) <= (?, ?)
 		ON CONFLICT (sid, grp, ms, seq) DO UPDATE SET consumer = excluded.consumer,
 			delivery_time = excluded.delivery_time, delivery_count = 1`,
-		grp, consumer, now, sid, prev.Ms, prev.Ms, prev.Seq, last.Ms, last.Ms, last.Seq)
+		grp, consumer, now, sid, prev.Ms, prev.Seq, last.Ms, last.Seq)
 	return err
 }
 
@@ -275,8 +275,8 @@ func (e *Engine) readHistory(ctx context.Context, stream, grp, consumer string, 
 		}
 		rows, err := e.query(ctx, tx, `SELECT p.ms, p.seq, p.delivery_count, x.fields FROM kdb_pending p
 			LEFT JOIN kdb_entries x ON x.sid = p.sid AND x.ms = p.ms AND x.seq = p.seq
-			WHERE p.sid = ? AND p.grp = ? AND p.consumer = ? AND (p.ms >= ? AND (p.ms > ? OR p.seq >= ?))
-			ORDER BY p.ms, p.seq LIMIT ?`, s.sid, grp, consumer, start.Ms, start.Ms, start.Seq, count)
+			WHERE p.sid = ? AND p.grp = ? AND p.consumer = ? AND (p.ms, p.seq) >= (?, ?)
+			ORDER BY p.ms, p.seq LIMIT ?`, s.sid, grp, consumer, start.Ms, start.Seq, count)
 		if err != nil {
 			return err
 		}

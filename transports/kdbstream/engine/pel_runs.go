@@ -116,9 +116,9 @@ func (e *Engine) addPending(ctx context.Context, tx *sql.Tx, sid int64, grp, con
 	}
 	last := entries[len(entries)-1].ID
 	var ahead bool
-	if err := e.queryRow(ctx, tx, `SELECT EXISTS (SELECT 1 FROM kdb_pending WHERE sid = ? AND grp = ? AND (ms >= ? AND (ms > ? OR seq > ?)))
-		OR EXISTS (SELECT 1 FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND (last_ms >= ? AND (last_ms > ? OR last_seq > ?)))`,
-		sid, grp, prev.Ms, prev.Ms, prev.Seq, sid, grp, prev.Ms, prev.Ms, prev.Seq).Scan(&ahead); err != nil {
+	if err := e.queryRow(ctx, tx, `SELECT EXISTS (SELECT 1 FROM kdb_pending WHERE sid = ? AND grp = ? AND (ms, seq) > (?, ?))
+		OR EXISTS (SELECT 1 FROM kdb_pending_runs WHERE sid = ? AND grp = ? AND (last_ms, last_seq) > (?, ?))`,
+		sid, grp, prev.Ms, prev.Seq, sid, grp, prev.Ms, prev.Seq).Scan(&ahead); err != nil {
 		return err
 	}
 	if ahead {
@@ -239,8 +239,8 @@ func (e *Engine) takeFromRuns(ctx context.Context, tx *sql.Tx, sid int64, grp st
 	slices.SortFunc(acked, ID.Cmp)
 	acked = slices.Compact(acked)
 	lo, hi := acked[0], acked[len(acked)-1]
-	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
-		AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`, lo.Ms, lo.Ms, lo.Seq, hi.Ms, hi.Ms, hi.Seq)
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND (last_ms, last_seq) >= (?, ?)
+		AND (first_ms, first_seq) <= (?, ?)`, lo.Ms, lo.Seq, hi.Ms, hi.Seq)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -294,13 +294,13 @@ func (e *Engine) materializeFirstRunIDs(ctx context.Context, tx *sql.Tx, sid int
 	if runLimit < math.MaxInt64 {
 		runLimit++ // the first run may hold ids below start only
 	}
-	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND consumer = ? AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
-		ORDER BY last_ms, last_seq LIMIT ?`, consumer, start.Ms, start.Ms, start.Seq, runLimit)
+	runs, err := e.selectRuns(ctx, tx, sid, grp, ` AND consumer = ? AND (last_ms, last_seq) >= (?, ?)
+		ORDER BY last_ms, last_seq LIMIT ?`, consumer, start.Ms, start.Seq, runLimit)
 	if err != nil || len(runs) == 0 {
 		return err
 	}
 	rows, err := e.query(ctx, tx, `SELECT ms, seq FROM kdb_pending WHERE sid = ? AND grp = ? AND consumer = ?
-		AND (ms >= ? AND (ms > ? OR seq >= ?)) ORDER BY ms, seq LIMIT ?`, sid, grp, consumer, start.Ms, start.Ms, start.Seq, count)
+		AND (ms, seq) >= (?, ?) ORDER BY ms, seq LIMIT ?`, sid, grp, consumer, start.Ms, start.Seq, count)
 	if err != nil {
 		return err
 	}

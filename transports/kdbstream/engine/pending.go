@@ -164,8 +164,8 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		}
 		now := e.nowMs()
 		q := `SELECT ms, seq, consumer, delivery_time, delivery_count FROM kdb_pending
-			WHERE sid = ? AND grp = ? AND (ms >= ? AND (ms > ? OR seq >= ?)) AND (ms <= ? AND (ms < ? OR seq <= ?))`
-		args := []any{s.sid, grp, start.Ms, start.Ms, start.Seq, end.Ms, end.Ms, end.Seq}
+			WHERE sid = ? AND grp = ? AND (ms, seq) >= (?, ?) AND (ms, seq) <= (?, ?)`
+		args := []any{s.sid, grp, start.Ms, start.Seq, end.Ms, end.Seq}
 		filter, fargs := "", []any{}
 		if pq.Consumer != "" {
 			filter += ` AND consumer = ?`
@@ -199,9 +199,9 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		// ordered, so only the first and the last run overlapping the range can have no
 		// id in it, and Count+2 runs give Count ids when there are that many. A run's
 		// owner and delivery time are its ids', their delivery count 1.
-		runs, err := e.selectRuns(ctx, tx, s.sid, grp, ` AND (last_ms >= ? AND (last_ms > ? OR last_seq >= ?))
-			AND (first_ms <= ? AND (first_ms < ? OR first_seq <= ?))`+filter+` ORDER BY last_ms, last_seq LIMIT ?`,
-			append(append([]any{start.Ms, start.Ms, start.Seq, end.Ms, end.Ms, end.Seq}, fargs...), pq.Count+2)...)
+		runs, err := e.selectRuns(ctx, tx, s.sid, grp, ` AND (last_ms, last_seq) >= (?, ?)
+			AND (first_ms, first_seq) <= (?, ?)`+filter+` ORDER BY last_ms, last_seq LIMIT ?`,
+			append(append([]any{start.Ms, start.Seq, end.Ms, end.Seq}, fargs...), pq.Count+2)...)
 		if err != nil {
 			return err
 		}

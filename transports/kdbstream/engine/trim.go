@@ -113,8 +113,8 @@ func (e *Engine) trim(ctx context.Context, tx *sql.Tx, s *stream, t *Trim) (int6
 			}
 		}
 	}
-	res, err := e.exec(ctx, tx, `DELETE FROM kdb_entries WHERE sid = ? AND (ms <= ? AND (ms < ? OR seq <= ?))`,
-		s.sid, bound.Ms, bound.Ms, bound.Seq)
+	res, err := e.exec(ctx, tx, `DELETE FROM kdb_entries WHERE sid = ? AND (ms, seq) <= (?, ?)`,
+		s.sid, bound.Ms, bound.Seq)
 	if err != nil {
 		return 0, err
 	}
