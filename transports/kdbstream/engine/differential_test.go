@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -334,4 +335,40 @@ func (g *gen) observe(cmd []string, reply string) {
 		}
 	}
 	sort.Strings(g.cons)
+}
+
+// TestR9_ExtremeCountsLikeRedis: the largest counts clients can send give Redis's
+// replies on both databases (a COUNT past XAUTOCLAIM's LONG_MAX/16 is its "must be > 0"
+// error; XPENDING and XREADGROUP with LONG_MAX answer normally), with entries pending in
+// a run, in rows, and none.
+func TestR9_ExtremeCountsLikeRedis(t *testing.T) {
+	t.Parallel()
+	rdb := realRedisT(t)
+	forEachDialect(t, func(t *testing.T, d testDialect) {
+		eng := d.open(t, nil)
+		ctx := testenv.Context(t, time.Minute)
+		key := "kdbdiff:" + testenv.Name(t)
+		t.Cleanup(func() { rdb.Del(context.Background(), key) })
+		top := strconv.FormatInt(math.MaxInt64, 10)
+		cmds := [][]string{
+			{"XGROUP", "CREATE", key, "g", "$", "MKSTREAM"},
+			{"XAUTOCLAIM", key, "g", "c", "0", "0", "COUNT", strconv.FormatInt(math.MaxInt64/16+1, 10)},
+			{"XAUTOCLAIM", key, "g", "c", "0", "0", "COUNT", top},
+			{"XPENDING", key, "g", "-", "+", top},
+			{"XADD", key, "1-1", "f", "v"}, {"XADD", key, "1-2", "f", "v"}, {"XADD", key, "2-1", "f", "v"},
+			{"XREADGROUP", "GROUP", "g", "c", "COUNT", top, "STREAMS", key, ">"},
+			{"XPENDING", key, "g", "-", "+", top},
+			{"XPENDING", key, "g", "IDLE", "0", "(1-1", "+", top, "c"},
+			{"XREADGROUP", "GROUP", "g", "c", "COUNT", top, "STREAMS", key, "0"},
+			{"XAUTOCLAIM", key, "g", "d", "0", "0", "COUNT", "1000"},
+			{"XPENDING", key, "g", "-", "+", top},
+		}
+		for i, cmd := range cmds {
+			want := canon(RedisDo(ctx, rdb, cmd))
+			v, err := eng.Do(ctx, cmd...)
+			if got := canon(RESP2(v), err); got != want {
+				t.Fatalf("command #%d %v:\n redis:     %s\n kdbstream: %s", i, cmd, want, got)
+			}
+		}
+	})
 }

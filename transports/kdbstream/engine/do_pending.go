@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -131,8 +132,10 @@ func (e *Engine) doXAutoClaim(ctx context.Context, a []string) (any, error) {
 	for i := 5; i < len(a); i++ {
 		switch {
 		case strings.EqualFold(a[i], "COUNT") && i+1 < len(a):
+			// Redis 7.0 takes 1..LONG_MAX/16 (an id is 16 bytes, the scan COUNT*10
+			// entries); past it the same error, and COUNT*10 here cannot overflow.
 			n, err := strconv.ParseInt(a[i+1], 10, 64)
-			if err != nil || n < 1 {
+			if err != nil || n < 1 || n > math.MaxInt64/16 {
 				return nil, cmdErr(errSyntax.code, "ERR COUNT must be > 0")
 			}
 			count = n

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -117,6 +118,9 @@ func TestR9_PendingRuns(t *testing.T) {
 		}
 		if pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: 10, MinIdle: time.Hour}); err != nil || len(pe) != 0 {
 			t.Fatalf("XPENDING IDLE 3600000 - + 10: %+v %v", pe, err)
+		}
+		if pe, err = e.XPending(ctx, "s", "g", PendingQuery{Start: "-", End: "+", Count: math.MaxInt64}); err != nil || len(pe) != 90 {
+			t.Fatalf("XPENDING - + 9223372036854775807: %d entries, %v", len(pe), err)
 		}
 		ack(e, batch, 90)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -201,7 +202,7 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		// owner and delivery time are its ids', their delivery count 1.
 		runs, err := e.selectRuns(ctx, tx, s.sid, grp, ` AND (last_ms, last_seq) >= (?, ?)
 			AND (first_ms, first_seq) <= (?, ?)`+filter+` ORDER BY last_ms, last_seq LIMIT ?`,
-			append(append([]any{start.Ms, start.Seq, end.Ms, end.Seq}, fargs...), pq.Count+2)...)
+			append(append([]any{start.Ms, start.Seq, end.Ms, end.Seq}, fargs...), min(pq.Count, math.MaxInt64-2)+2)...)
 		if err != nil {
 			return err
 		}
