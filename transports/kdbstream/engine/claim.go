@@ -156,9 +156,8 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 		if err != nil {
 			return err
 		}
-		var fromRuns []ID    // ids taken out of their runs: purged or claimed
-		var claimedRuns []ID // of those, the claimed ones, which become rows
-		var claimedDC []int64
+		var fromRuns []ID               // ids taken out of their runs: purged or claimed
+		var claimedRuns []autoClaimItem // of those, the claimed ones, which become rows
 		i := 0
 		created := false
 		for ; i < len(scanned) && attempts > 0 && count > 0; i++ {
@@ -188,8 +187,7 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 			}
 			if r.inRun {
 				fromRuns = append(fromRuns, r.id)
-				claimedRuns = append(claimedRuns, r.id)
-				claimedDC = append(claimedDC, r.dc)
+				claimedRuns = append(claimedRuns, r)
 			} else if _, err := e.exec(ctx, tx, `UPDATE kdb_pending SET consumer = ?, delivery_time = ?, delivery_count = ?
 				WHERE sid = ? AND grp = ? AND ms = ? AND seq = ?`, consumer, now, r.dc, s.sid, grp, r.id.Ms, r.id.Seq); err != nil {
 				return err
@@ -220,9 +218,9 @@ func (e *Engine) XAutoClaim(ctx context.Context, stream, grp, consumer string, m
 				return err
 			}
 		}
-		for k, id := range claimedRuns {
+		for _, r := range claimedRuns {
 			if _, err := e.exec(ctx, tx, `INSERT INTO kdb_pending (sid, grp, ms, seq, consumer, delivery_time, delivery_count)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.sid, grp, id.Ms, id.Seq, consumer, now, claimedDC[k]); err != nil {
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.sid, grp, r.id.Ms, r.id.Seq, consumer, now, r.dc); err != nil {
 				return err
 			}
 		}
@@ -278,24 +276,10 @@ func (e *Engine) autoClaimScan(ctx context.Context, tx *sql.Tx, sid int64, grp s
 	if len(runs) == 0 {
 		return fromRows, nil
 	}
-	var fromRunIDs []autoClaimItem
-	for k, r := range runs {
-		for _, id := range r.ids {
-			if id.Cmp(from) >= 0 && int64(len(fromRunIDs)) < limit {
-				fromRunIDs = append(fromRunIDs, autoClaimItem{id: id, dt: r.deliveryMs, dc: 1, inRun: true, run: k})
-			}
-		}
-	}
-	// Merge the two ascending lists, keeping the first limit ids.
-	merged := make([]autoClaimItem, 0, min(limit, int64(len(fromRows)+len(fromRunIDs))))
-	a, b := fromRows, fromRunIDs
-	for int64(len(merged)) < limit && (len(a) > 0 || len(b) > 0) {
-		if len(b) == 0 || len(a) > 0 && a[0].id.Less(b[0].id) {
-			merged, a = append(merged, a[0]), a[1:]
-		} else {
-			merged, b = append(merged, b[0]), b[1:]
-		}
-	}
+	fromRuns := runIDsIn(runs, from, MaxID, limit, func(k int, r *pendingRun, id ID) autoClaimItem {
+		return autoClaimItem{id: id, dt: r.deliveryMs, dc: 1, inRun: true, run: k}
+	})
+	merged := mergeByID(fromRows, fromRuns, func(it autoClaimItem) ID { return it.id }, limit)
 	// Whether the run ids' entries exist, one range of kdb_entries per run in the
 	// window: a run's ids were consecutive entries when they were read and nothing is
 	// appended between them later, so the span from a run's first to its last id holds

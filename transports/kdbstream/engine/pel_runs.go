@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"sort"
 )
 
 // Pending runs. A consumer loop reads ">" in batches and acks each batch whole; with
@@ -304,34 +303,63 @@ func (e *Engine) materializeFirstRunIDs(ctx context.Context, tx *sql.Tx, sid int
 	if err != nil {
 		return err
 	}
-	var fromRows []ID
+	type pendingID struct {
+		id    ID
+		inRun bool
+	}
+	var fromRows []pendingID
 	for rows.Next() {
-		var id ID
-		if err := rows.Scan(&id.Ms, &id.Seq); err != nil {
+		var p pendingID
+		if err := rows.Scan(&p.id.Ms, &p.id.Seq); err != nil {
 			rows.Close()
 			return err
 		}
-		fromRows = append(fromRows, id)
+		fromRows = append(fromRows, p)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	fromRuns := runIDsIn(runs, start, MaxID, count, func(_ int, _ *pendingRun, id ID) pendingID { return pendingID{id, true} })
 	var chosen []ID
-	taken := int64(0)
-	for _, r := range runs {
-		for _, id := range r.ids {
-			if id.Less(start) {
-				continue
-			}
-			// id is among the first count if fewer than count ids come before it.
-			before := int64(sort.Search(len(fromRows), func(i int) bool { return !fromRows[i].Less(id) })) + taken
-			if before >= count {
-				break
-			}
-			chosen = append(chosen, id)
-			taken++
+	for _, p := range mergeByID(fromRows, fromRuns, func(p pendingID) ID { return p.id }, count) {
+		if p.inRun {
+			chosen = append(chosen, p.id)
 		}
 	}
 	return e.materializeRunIDs(ctx, tx, sid, grp, chosen)
+}
+
+// runIDsIn returns, for the ids of runs (ascending, runs disjoint and ordered) within
+// [lo, hi], at most limit values made by item from each id and its run (k its index in
+// runs): the runs' side of a scan that merges them with kdb_pending rows (mergeByID).
+func runIDsIn[T any](runs []pendingRun, lo, hi ID, limit int64, item func(k int, r *pendingRun, id ID) T) []T {
+	var out []T
+	for k := range runs {
+		for _, id := range runs[k].ids {
+			if id.Less(lo) || hi.Less(id) {
+				continue
+			}
+			if int64(len(out)) >= limit {
+				return out
+			}
+			out = append(out, item(k, &runs[k], id))
+		}
+	}
+	return out
+}
+
+// mergeByID merges a and b, each ascending by id and holding no id of the other, and
+// keeps the first limit: a group's pending rows and its runs' ids in the order Redis's
+// PEL has them.
+func mergeByID[T any](a, b []T, id func(T) ID, limit int64) []T {
+	out := make([]T, 0, min(limit, int64(len(a)+len(b))))
+	for int64(len(out)) < limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || len(a) > 0 && id(a[0]).Less(id(b[0])) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
 }

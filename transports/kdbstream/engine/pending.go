@@ -206,23 +206,10 @@ func (e *Engine) XPending(ctx context.Context, stream, grp string, pq PendingQue
 		if err != nil {
 			return err
 		}
-		var fromRuns []PendingEntry
-		for _, r := range runs {
-			for _, id := range r.ids {
-				if id.Less(start) || end.Less(id) || int64(len(fromRuns)) >= pq.Count {
-					continue
-				}
-				fromRuns = append(fromRuns, PendingEntry{ID: id, Consumer: r.consumer,
-					Idle: time.Duration(max(now-r.deliveryMs, 0)) * time.Millisecond, Deliveries: 1})
-			}
-		}
-		for int64(len(out)) < pq.Count && (len(fromRows) > 0 || len(fromRuns) > 0) {
-			if len(fromRuns) == 0 || len(fromRows) > 0 && fromRows[0].ID.Less(fromRuns[0].ID) {
-				out, fromRows = append(out, fromRows[0]), fromRows[1:]
-			} else {
-				out, fromRuns = append(out, fromRuns[0]), fromRuns[1:]
-			}
-		}
+		fromRuns := runIDsIn(runs, start, end, pq.Count, func(_ int, r *pendingRun, id ID) PendingEntry {
+			return PendingEntry{ID: id, Consumer: r.consumer, Idle: time.Duration(max(now-r.deliveryMs, 0)) * time.Millisecond, Deliveries: 1}
+		})
+		out = mergeByID(fromRows, fromRuns, func(p PendingEntry) ID { return p.ID }, pq.Count)
 		return nil
 	})
 	return out, err
