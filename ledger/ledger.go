@@ -46,6 +46,8 @@ type Ledger struct {
 	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
 	closed   bool
 
+	onStop []func() // OnStop's (lifecycle.go)
+
 	hooks commitHooks   // AfterCommit's callbacks of InTx's open transactions (tx.go)
 	wake  *sqliteDriver // SQLite: the working clients' driver (sqlite_driver.go)
 }

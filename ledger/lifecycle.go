@@ -262,7 +262,11 @@ func (l *Ledger) Stop(ctx context.Context) error {
 	}
 	l.started = false
 	stop, done := l.loopStop, l.loopDone
+	onStop := slices.Clone(l.onStop)
 	l.mu.Unlock()
+	for _, fn := range onStop {
+		fn()
+	}
 	stop()
 	<-done // no rejoin runs past here
 	l.mu.Lock()
@@ -275,6 +279,16 @@ func (l *Ledger) Stop(ctx context.Context) error {
 	}
 	l.fencing.Wait() // a fence that took the incarnation first has finished
 	return err
+}
+
+// OnStop registers fn to run at the start of every Stop (and so of Close), before
+// River's client stops and the worker id's presence is given up: work this process
+// holds outside River's producers (claimed jobs, claimed.go) finishes or is given back
+// there, while no other process may take it over yet.
+func (l *Ledger) OnStop(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onStop = append(l.onStop, fn)
 }
 
 func (l *Ledger) stopIncarnation(ctx context.Context, w *incarnation) error {

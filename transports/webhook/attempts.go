@@ -58,7 +58,7 @@ func (t *Transport) recordAttempt(ctx context.Context, job *river.Job[deliveryAr
 	if len(list) > maxAttemptsKept {
 		list = list[len(list)-maxAttemptsKept:]
 	}
-	_ = river.MetadataSet(ctx, metaAttempts, list)
+	setMeta(ctx, metaAttempts, list)
 }
 
 // attemptsFromMeta reads the attempt list of a job's metadata.

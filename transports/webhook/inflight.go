@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
-
-	"github.com/riverqueue/river"
 )
 
 // In-flight caps (Controls.MaxInFlight, Config.MaxInFlightPerEndpoint): at most N
@@ -92,7 +90,7 @@ func (t *Transport) admitInflight(ctx context.Context, ep *Endpoint, metadata []
 	case <-ctx.Done():
 	}
 	k := inflightDeferrals(metadata)
-	_ = river.MetadataSet(ctx, metaInflightDeferrals, k+1)
+	setMeta(ctx, metaInflightDeferrals, k+1)
 	d := inflightDefer << min(k, 6)
 	d = min(d, inflightDeferMax)
 	return nil, d + rand.N(d/4+1) // jitter: a backlog's deliveries come back apart

@@ -7,8 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
 )
@@ -107,7 +105,7 @@ func (t *Transport) admitRate(ctx context.Context, ep *Endpoint, metadata []byte
 		if wait := time.Duration(slot-at) * time.Microsecond; wait > rateEarly {
 			return wait, nil // woken early: keep the reservation
 		}
-		_ = river.MetadataSet(ctx, metaRateSlot, nil) // used: a retry reserves afresh
+		setMeta(ctx, metaRateSlot, nil) // used: a retry reserves afresh
 		return 0, nil
 	}
 	g := newGCRA(rl)
@@ -135,7 +133,7 @@ func (t *Transport) admitRate(ctx context.Context, ep *Endpoint, metadata []byte
 			return 0, nil
 		}
 		wait := slot - dbAt
-		_ = river.MetadataSet(ctx, metaRateSlot, at+wait) // in this replica's clock, as the woken check reads it
+		setMeta(ctx, metaRateSlot, at+wait) // in this replica's clock, as the woken check reads it
 		return time.Duration(wait) * time.Microsecond, nil
 	}
 	return 0, hub.Errorf(hub.Unavailable, "webhook: rate limit of %s: no limiter row", ep.ID)

@@ -52,6 +52,10 @@ type Transport struct {
 	// delivCount caches the count of delivered deliveries (counts.go).
 	delivCount deliveredCount
 
+	// inline attempts claimed deliveries' first attempts in process (inline.go); nil
+	// when this process does not.
+	inline *inliner
+
 	closed atomic.Bool
 }
 
@@ -150,6 +154,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 			return nil, err
 		}
 	}
+	t.inline = newInliner(t)
 	return t, nil
 }
 
@@ -356,6 +361,7 @@ func (t *Transport) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
+	t.inline.close() // first attempts in process finish, their outcomes written
 	t.client.closeIdle()
 	return nil
 }

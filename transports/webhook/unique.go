@@ -3,12 +3,14 @@ package webhook
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
@@ -230,10 +232,62 @@ func (t *Transport) insertDeliveries(ctx context.Context, tx any, params []river
 			}
 		}
 	}
+	if len(jobs) < 32 {
+		if _, err := t.l.InsertManyTx(ctx, tx, jobs); err != nil {
+			return insertErr(err)
+		}
+		return nil
+	}
+	jobs, err := t.insertClaimed(ctx, tx, jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
 	if _, err := t.l.InsertManyFastTx(ctx, tx, jobs); err != nil {
 		return insertErr(err)
 	}
 	return nil
+}
+
+// insertClaimed inserts the deliveries of jobs that this process attempts first itself
+// (inline.go) as claimed jobs, their attempts started once tx commits, and returns the
+// others. Where claiming is not possible (ledger.ErrNoClaim, or a transaction whose
+// commit the ledger does not see) it returns jobs whole.
+func (t *Transport) insertClaimed(ctx context.Context, tx any, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+	in := t.inline
+	if in == nil {
+		return jobs, nil
+	}
+	var claim, rest []river.InsertManyParams
+	for _, p := range jobs {
+		if a := p.Args.(deliveryArgs); in.eligible(&a) {
+			claim = append(claim, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	if len(claim) == 0 {
+		return jobs, nil
+	}
+	var (
+		rows []*rivertype.JobRow
+		args []deliveryArgs
+	)
+	if !t.l.AfterCommit(tx, func() { in.dispatch(rows, args) }) {
+		return jobs, nil
+	}
+	rows, err := t.l.InsertClaimedTx(ctx, tx, claim)
+	switch {
+	case errors.Is(err, ledger.ErrNoClaim):
+		return jobs, nil
+	case err != nil:
+		return nil, insertErr(err)
+	}
+	in.claiming()
+	args = make([]deliveryArgs, len(claim))
+	for i, p := range claim {
+		args[i] = p.Args.(deliveryArgs)
+	}
+	return rest, nil
 }
 
 // queryEach runs a query in tx (a pgx.Tx, or a *sql.Tx or any other querier: the

@@ -34,6 +34,21 @@ func metadataInt(metadata []byte, key string) int64 {
 	return n
 }
 
+// metaKey carries the metadata of a claimed delivery's attempt (inline.go) in its
+// context, where River's executor keeps its own for the jobs it works.
+type metaKey struct{}
+
+// setMeta records key in the metadata of the job being worked: River's MetadataSet for
+// a job River's producer fetched, the attempt's own map for a claimed one. Either way
+// it is written with the attempt's outcome.
+func setMeta(ctx context.Context, key string, value any) {
+	if m, ok := ctx.Value(metaKey{}).(map[string]any); ok {
+		m[key] = value
+		return
+	}
+	_ = river.MetadataSet(ctx, key, value)
+}
+
 // worker attempts one delivery per job.
 type worker struct {
 	river.WorkerDefaults[deliveryArgs]
@@ -60,7 +75,12 @@ func (w *worker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
 // in-flight cap is reached, or a predecessor is not delivered: no attempt spent) or
 // JobCancel (dead at once).
 func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
-	t := w.t
+	return w.t.work(ctx, job)
+}
+
+// work is one attempt of job, by River's worker or in process for a claimed delivery
+// (inline.go); its metadata goes through setMeta.
+func (t *Transport) work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	now := time.Now()
 	ep, err := t.endpoint(ctx, job.Args.EndpointID, now)
 	switch {
@@ -100,7 +120,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	started := time.Now()
 	r := t.attempt(ctx, ep, &job.Args, job.ID)
 	t.recordAttempt(ctx, job, r, started) // attempts.go
-	_ = river.MetadataSet(ctx, metaStatus, r.status)
+	setMeta(ctx, metaStatus, r.status)
 	if r.outcome == delivered {
 		t.m.deliveries.WithLabelValues("delivered").Inc()
 		if err := t.br.success(ctx, ep.ID, time.Now()); err != nil {
@@ -113,9 +133,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		t.nudgeNext(ctx, job)
 		return nil
 	}
-	_ = river.MetadataSet(ctx, metaResponse, r.excerpt)
-	_ = river.MetadataSet(ctx, metaError, r.err.Error())
-	_ = river.MetadataSet(ctx, metaCode, r.code.String())
+	setMeta(ctx, metaResponse, r.excerpt)
+	setMeta(ctx, metaError, r.err.Error())
+	setMeta(ctx, metaCode, r.code.String())
 	switch r.outcome {
 	case gone:
 		if err := t.st.disableEndpoint(ctx, ep.ID, "410 Gone from receiver", time.Now()); err != nil {
@@ -134,7 +154,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 		}
 	}
 	if job.Attempt >= job.MaxAttempts {
-		_ = river.MetadataSet(ctx, metaReason, "exhausted")
+		setMeta(ctx, metaReason, "exhausted")
 		t.m.deliveries.WithLabelValues("dead").Inc()
 	} else {
 		t.m.deliveries.WithLabelValues("failed").Inc()
@@ -148,8 +168,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 // end finishes a delivery without success and without further attempts (River
 // cancelled state; shown as dead, resendable).
 func (t *Transport) end(ctx context.Context, reason string, err error) error {
-	_ = river.MetadataSet(ctx, metaReason, reason)
-	_ = river.MetadataSet(ctx, metaError, err.Error())
+	setMeta(ctx, metaReason, reason)
+	setMeta(ctx, metaError, err.Error())
 	t.m.deliveries.WithLabelValues(reason).Inc()
 	return river.JobCancel(err)
 }

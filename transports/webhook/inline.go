@@ -1,0 +1,278 @@
+package webhook
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/ledger"
+)
+
+// The first attempt in process. A delivery inserted by a Send or SendTx of a process
+// that works deliveries is inserted already running under the ledger's worker id (a
+// claimed job, ledger/claimed.go), and the inserting process attempts it right after
+// the transaction commits, in a pool of its own (Config.Workers slots beside River's),
+// then writes the outcome with River's own state change, in batches. River's fetch of
+// every new delivery (a scan of the queue's index and the rows sent back) and its poll
+// wait are gone; everything after the first attempt is River's as before: a retry is a
+// retryable job at the schedule's next time, a snooze (breaker open, rate limit,
+// in-flight cap) gives the attempt back, a cancel ends it, and the attempt numbers,
+// metadata and errors are the ones River's executor would have written (H3).
+//
+// Nothing is lost and nothing is sent twice while the process lives: a claimed job is
+// invisible until its transaction commits and is then this process's alone, as a
+// fetched job is. A process that dies holding claimed jobs leaves running jobs of a
+// dead worker, which the presence sweep takes over at once, or the lease after
+// RescueStuckJobsAfter (the same path as a worker killed mid-request). Deliveries that
+// wait for a slot longer than inlineMaxWait, or that are still waiting at Close, are
+// given back to River's producers with their attempt unspent, so every attempt ends
+// well inside the lease. Ordered endpoints keep River's path (their order is decided
+// by what River has delivered), and so does a transaction the ledger did not begin
+// (no commit callback to start the attempt from).
+
+// inliner runs claimed deliveries' first attempts.
+type inliner struct {
+	t       *Transport
+	slots   chan struct{} // one per attempt running
+	maxWait time.Duration // longest a claimed delivery waits for a slot
+
+	mu        sync.Mutex
+	backlog   []claimed // waiting for a slot, oldest first
+	draining  bool      // the ledger is stopping: claimed deliveries go back to River
+	closed    bool      // Close: the completer is gone
+	unwritten int       // outcomes sent to the completer and not yet written
+	written   *sync.Cond
+
+	running sync.WaitGroup
+	results chan ledger.Outcome
+	quit    chan struct{} // Close: the completer stops
+	done    chan struct{} // the completer has stopped
+}
+
+// claimed is a claimed delivery and when it was claimed.
+type claimed struct {
+	job *river.Job[deliveryArgs]
+	at  time.Time
+}
+
+// newInliner returns the dispatcher of t, or nil when t does not attempt deliveries in
+// process (NoWork, QueueFirstAttempt, or a ledger that cannot claim). The ledger's Stop
+// drains it before giving the worker id's presence up.
+func newInliner(t *Transport) *inliner {
+	if t.cfg.NoWork || t.cfg.QueueFirstAttempt || t.l.Backend() != ledger.Postgres {
+		return nil
+	}
+	lease := t.l.Config().RescueStuckJobsAfter
+	in := &inliner{
+		t:       t,
+		slots:   make(chan struct{}, t.cfg.Workers),
+		maxWait: min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
+		results: make(chan ledger.Outcome, 4*t.cfg.Workers),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	in.written = sync.NewCond(&in.mu)
+	go in.complete()
+	t.l.OnStop(in.drain)
+	return in
+}
+
+// inlineMaxWait bounds a claimed delivery's wait for a slot before River gets it.
+const inlineMaxWait = 5 * time.Second
+
+// inlineBatch bounds the outcomes written in one statement.
+const inlineBatch = 256
+
+// eligible reports whether a delivery may be claimed.
+func (in *inliner) eligible(a *deliveryArgs) bool { return in != nil && a.OrderKey == "" }
+
+// claiming is called once deliveries were claimed: the ledger works again (a Start
+// after a Stop), so their attempts run here.
+func (in *inliner) claiming() {
+	in.mu.Lock()
+	in.draining = false
+	in.mu.Unlock()
+}
+
+// dispatch starts the first attempts of rows (committed claimed deliveries), or queues
+// them for a slot. It never blocks for long: it runs in the committing request's
+// AfterCommit.
+func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
+	now := time.Now()
+	in.mu.Lock()
+	if in.draining || in.closed {
+		in.mu.Unlock()
+		in.release(rows)
+		return
+	}
+	for i, row := range rows {
+		c := claimed{job: &river.Job[deliveryArgs]{JobRow: row, Args: args[i]}, at: now}
+		select {
+		case in.slots <- struct{}{}:
+			in.running.Add(1)
+			go in.run(c)
+		default:
+			in.backlog = append(in.backlog, c)
+		}
+	}
+	in.mu.Unlock()
+}
+
+// run attempts c, then the backlog's oldest while there is one, then frees its slot.
+func (in *inliner) run(c claimed) {
+	defer in.running.Done()
+	for {
+		in.send(in.attempt(c))
+		var stale []*rivertype.JobRow
+		in.mu.Lock()
+		next, ok := claimed{}, false
+		for len(in.backlog) > 0 && !ok {
+			next, in.backlog = in.backlog[0], in.backlog[1:]
+			if time.Since(next.at) > in.maxWait {
+				stale = append(stale, next.job.JobRow)
+				continue
+			}
+			ok = true
+		}
+		if !ok {
+			<-in.slots
+		}
+		in.mu.Unlock()
+		in.release(stale)
+		if !ok {
+			return
+		}
+		c = next
+	}
+}
+
+// attempt is one first attempt, as River's executor runs a job: its timeout, its
+// metadata collected, its outcome returned for the completer.
+func (in *inliner) attempt(c claimed) ledger.Outcome {
+	t := in.t
+	meta := map[string]any{}
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), metaKey{}, meta), t.cfg.jobTimeout())
+	defer cancel()
+	started := time.Now()
+	err := t.work(ctx, c.job)
+	w := &worker{t: t}
+	return ledger.Outcome{Job: c.job.JobRow, Err: err, Meta: meta, Started: started,
+		NextRetry: func() time.Time { return w.NextRetry(c.job) }}
+}
+
+// release gives rows back to River's producers, attempt unspent.
+func (in *inliner) release(rows []*rivertype.JobRow) {
+	for _, r := range rows {
+		in.send(ledger.Outcome{Job: r, Err: &rivertype.JobSnoozeError{}})
+	}
+}
+
+// send hands an outcome to the completer, or writes it at once after Close.
+func (in *inliner) send(o ledger.Outcome) {
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		in.finish([]ledger.Outcome{o})
+		return
+	}
+	in.unwritten++
+	in.mu.Unlock()
+	in.results <- o
+}
+
+// complete writes the outcomes in batches until Close.
+func (in *inliner) complete() {
+	defer close(in.done)
+	batch := make([]ledger.Outcome, 0, inlineBatch)
+	for {
+		select {
+		case o := <-in.results:
+			batch = append(batch[:0], o)
+		case <-in.quit:
+			return
+		}
+	more:
+		for len(batch) < inlineBatch {
+			select {
+			case o := <-in.results:
+				batch = append(batch, o)
+			default:
+				break more
+			}
+		}
+		in.finish(batch)
+		in.mu.Lock()
+		in.unwritten -= len(batch)
+		in.written.Broadcast()
+		in.mu.Unlock()
+	}
+}
+
+// finish writes one batch, retrying a failed write a few times: a batch never written
+// leaves its deliveries running, to be taken over when the lease ends (sent again).
+func (in *inliner) finish(batch []ledger.Outcome) {
+	var err error
+	for try := range 4 {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = in.t.l.Finish(ctx, batch)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	ids := make([]int64, len(batch))
+	for i, o := range batch {
+		ids[i] = o.Job.ID
+	}
+	in.t.log.Error("webhook: recording in-process attempts failed; the deliveries will be taken over when their lease ends",
+		"deliveries", ids, "err", err)
+}
+
+// drain gives the backlog back to River, waits for the attempts running, and for every
+// outcome to be written. Claimed deliveries committed later go back to River too,
+// until deliveries are claimed again (a Start after the Stop).
+func (in *inliner) drain() {
+	in.mu.Lock()
+	in.draining = true
+	backlog := in.backlog
+	in.backlog = nil
+	in.mu.Unlock()
+	rows := make([]*rivertype.JobRow, len(backlog))
+	for i, c := range backlog {
+		rows[i] = c.job.JobRow
+	}
+	in.release(rows)
+	in.running.Wait()
+	in.mu.Lock()
+	for in.unwritten > 0 {
+		in.written.Wait()
+	}
+	in.mu.Unlock()
+}
+
+// close drains and stops the completer; outcomes after it are written one by one.
+// Idempotent.
+func (in *inliner) close() {
+	if in == nil {
+		return
+	}
+	in.drain()
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return
+	}
+	in.closed = true
+	for in.unwritten > 0 { // sent before closed was set
+		in.written.Wait()
+	}
+	in.mu.Unlock()
+	close(in.quit)
+	<-in.done
+}

@@ -1,0 +1,217 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/koder/eventhub/cloudevent"
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+)
+
+// Issue 18: the first attempt made in process (inline.go, ledger/claimed.go).
+
+// jobRow reads what River's table holds of a delivery.
+type jobRow struct {
+	state      string
+	attempt    int
+	attemptBy  string // last holder
+	errors     int
+	metaStatus string
+}
+
+func readJob(t *testing.T, tb *testBundle, id int64) jobRow {
+	t.Helper()
+	var r jobRow
+	err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT state::text, attempt,
+		coalesce(attempted_by[array_upper(attempted_by, 1)], ''), coalesce(array_length(errors, 1), 0),
+		coalesce(metadata->>'status', '')
+		FROM `+tb.l.Table("river_job")+` WHERE id = $1`, id).Scan(&r.state, &r.attempt, &r.attemptBy, &r.errors, &r.metaStatus)
+	if err != nil {
+		t.Fatalf("read job %d: %v", id, err)
+	}
+	return r
+}
+
+// A delivery sent by a working process is delivered by that process's first attempt,
+// inserted running under its worker id (no fetch by River's producer), and recorded as
+// River records a worked job: completed, attempt 1, the status and the attempt list.
+func TestTP_FirstAttemptInProcess(t *testing.T) {
+	t.Parallel()
+	// Polling once an hour: a delivery that waited for River's producer would not come.
+	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
+	ep := tb.endpoint(t, "/hook")
+	tb.send(t, newEvent(t, "user.created"))
+	d := tb.waitStates(t, DeliveryFilter{EndpointID: ep.ID}, 1, DeliveryDelivered)[0]
+	if d.Attempt != 1 || len(d.Attempts) != 1 || d.Attempts[0].Status != 204 || d.LastStatus != 204 {
+		t.Fatalf("delivery = attempt %d, attempts %+v, last status %d; want 1, one of 204, 204", d.Attempt, d.Attempts, d.LastStatus)
+	}
+	r := readJob(t, tb, d.ID)
+	if r.state != "completed" || r.attempt != 1 || r.attemptBy != tb.l.WorkerID() || r.errors != 0 || r.metaStatus != "204" {
+		t.Fatalf("job = %+v; want completed, attempt 1 by %s, no errors, status 204", r, tb.l.WorkerID())
+	}
+	if got := tb.recv.count("/hook"); got != 1 {
+		t.Fatalf("receiver got %d requests, want 1", got)
+	}
+}
+
+// A failed first attempt is River's failed attempt: an error recorded with attempt 1,
+// the job retryable at the schedule's first delay, and the retry is River's (attempt 2).
+// A 410 ends the delivery and disables the endpoint, as from River's worker.
+func TestTP_FirstAttemptFailureIsRiversRetry(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, ledger.Postgres, func(c *Config) {
+		c.RetrySchedule = []time.Duration{time.Hour}
+		c.BreakerThreshold = 100
+	})
+	tb.recv.setRespond(func(_ int, r request) (int, http.Header, string) {
+		if r.path == "/gone" {
+			return 410, nil, "gone"
+		}
+		return 500, nil, "down"
+	})
+	ep := tb.endpoint(t, "/hook")
+	before := time.Now()
+	tb.send(t, newEvent(t, "user.created"))
+	var d *Delivery
+	testenv.WaitFor(t, 30*time.Second, "first attempt recorded", func() bool {
+		ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
+		if len(ds) == 1 && len(ds[0].Errors) == 1 {
+			d = ds[0]
+			return true
+		}
+		return false
+	})
+	if d.State != DeliveryRetrying || d.Attempt != 1 || d.Errors[0].Attempt != 1 || d.LastStatus != 500 ||
+		!strings.Contains(d.LastError, "status 500") || d.LastResponse != "down" {
+		t.Fatalf("delivery = %s attempt %d errors %+v status %d error %q response %q; want retrying after attempt 1 of 500",
+			d.State, d.Attempt, d.Errors, d.LastStatus, d.LastError, d.LastResponse)
+	}
+	if wait := d.ScheduledAt.Sub(before); wait < 59*time.Minute || wait > 61*time.Minute {
+		t.Fatalf("next attempt in %s, want the schedule's 1h", wait)
+	}
+
+	gone, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: tb.recv.url("/gone"), Patterns: []string{"order.#"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.send(t, newEvent(t, "order.created"))
+	g := tb.waitStates(t, DeliveryFilter{EndpointID: gone.ID}, 1, DeliveryDead)[0]
+	if g.Reason != "gone" || g.Attempt != 1 {
+		t.Fatalf("delivery to a 410 = reason %q attempt %d; want gone, 1", g.Reason, g.Attempt)
+	}
+	if e, err := tb.tr.Endpoint(tb.ctx, gone.ID); err != nil || e.Enabled {
+		t.Fatalf("endpoint after 410 = %+v, %v; want disabled", e, err)
+	}
+}
+
+// A first attempt that its gates defer (an open breaker here) gives the attempt back,
+// as River's snooze does: the delivery waits, attempt 0, no error recorded, no request.
+func TestTP_FirstAttemptDeferredSpendsNothing(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, ledger.Postgres, func(c *Config) { c.BreakerThreshold = 1 })
+	tb.recv.setRespond(always(500, "down"))
+	ep := tb.endpoint(t, "/hook")
+	tb.send(t, newEvent(t, "user.created"))
+	tb.waitBreaker(t, ep.ID, BreakerOpen)
+	n := tb.recv.count("/hook")
+	tb.send(t, newEvent(t, "user.updated"))
+	var d *Delivery
+	testenv.WaitFor(t, 30*time.Second, "second delivery deferred", func() bool {
+		for _, x := range tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID}) {
+			if x.EventType == "user.updated" && readJob(t, tb, x.ID).state != "running" {
+				d = x
+				return true
+			}
+		}
+		return false
+	})
+	r := readJob(t, tb, d.ID)
+	if r.attempt != 0 || r.errors != 0 || (r.state != "scheduled" && r.state != "available") {
+		t.Fatalf("deferred job = %+v; want scheduled, attempt 0, no error", r)
+	}
+	if got := tb.recv.count("/hook"); got != n {
+		t.Fatalf("receiver got %d more requests while the breaker was open", got-n)
+	}
+}
+
+// The ledger's Stop gives the deliveries still waiting for a slot back to River's queue
+// unspent and lets the attempts running finish and be recorded; a transaction the
+// ledger did not begin keeps River's path.
+func TestTP_FirstAttemptStopAndForeignTx(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Workers = 1
+	tb := setupWith(t, ledger.Postgres, cfg, ledger.Config{}, true)
+	release := make(chan struct{})
+	var once sync.Once
+	tb.recv.setRespond(func(n int, _ request) (int, http.Header, string) {
+		if n == 1 {
+			<-release
+		}
+		return 204, nil, ""
+	})
+	ep := tb.endpoint(t, "/hook")
+	tb.send(t, newEvent(t, "user.created"), newEvent(t, "user.created"), newEvent(t, "user.created"))
+	testenv.WaitFor(t, 30*time.Second, "first request in flight", func() bool { return tb.recv.count("/hook") == 1 })
+	// The ledger's Stop drains the first attempts before it gives the worker id up: the
+	// one in flight finishes and is recorded, the two waiting go back to the queue.
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		once.Do(func() { close(release) })
+	}()
+	if err := tb.l.Stop(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
+	states := map[string]int{}
+	for _, d := range ds {
+		r := readJob(t, tb, d.ID)
+		key := r.state
+		if r.state == "available" && r.attempt == 0 {
+			key = "given back"
+		}
+		states[key]++
+		if key == "available" {
+			t.Logf("delivery %d: attempt %d errors %+v", d.ID, d.Attempt, d.Errors)
+		}
+	}
+	if states["completed"] != 1 || states["given back"] != 2 {
+		t.Fatalf("after Stop: %v; want 1 completed, 2 given back (available, attempt 0)", states)
+	}
+
+	// A caller's own transaction: no commit callback, so River's path.
+	tb2 := setup(t, ledger.Postgres, nil)
+	tb2.endpoint(t, "/hook")
+	tx, err := tb2.l.Pool().Begin(tb2.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb2.tr.SendTx(tb2.ctx, tx, newEventBatch(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	var attempt int
+	if err := tx.QueryRow(tb2.ctx, `SELECT state::text, attempt FROM `+tb2.l.Table("river_job")+` WHERE kind = 'webhook_delivery'`).Scan(&state, &attempt); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(context.WithoutCancel(tb2.ctx)); err != nil {
+		t.Fatal(err)
+	}
+	if state != "available" || attempt != 0 {
+		t.Fatalf("delivery of a foreign transaction = %s attempt %d; want available, 0 (River's producer works it)", state, attempt)
+	}
+	tb2.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+}
+
+func newEventBatch(t *testing.T, n int) []*cloudevent.Event {
+	out := make([]*cloudevent.Event, n)
+	for i := range out {
+		out[i] = newEvent(t, "user.created")
+	}
+	return out
+}
