@@ -73,13 +73,58 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 	srv := httptest.NewServer(recv)
 	b.Cleanup(srv.Close)
 
-	// One ledger and transport for every b.N the hub sub-benchmark is probed with (a
-	// fresh one per probe would leave the earlier ones polling beside it).
+	// The hub's path, and on PostgreSQL the same with every attempt through River's
+	// queue (Config.QueueFirstAttempt: the path before the first attempt in process),
+	// each on a ledger of its own, stopped before the next runs.
+	deliverLedger(b, backend, "hub", recv, srv.URL, false)
+	if backend == ledger.Postgres {
+		deliverLedger(b, backend, "base_queue_first_attempt", recv, srv.URL, true)
+	}
+
+	b.Run("base_net_http", func(b *testing.B) {
+		client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16}}
+		secret := []byte(NewSecret())
+		evs := make([]*cloudevent.Event, b.N)
+		for i := range evs {
+			evs[i] = newEvent(b, "user.created")
+		}
+		recv.reset(b.N)
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		start := time.Now()
+		for _, ev := range evs {
+			t0 := time.Now()
+			body, err := json.Marshal(ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/base", bytes.NewReader(body))
+			req.Header.Set("Content-Type", cloudevent.ContentTypeStructured)
+			req.Header.Set(IDHeader, ev.ID)
+			req.Header.Set(SignatureHeader, Sign(t0, body, secret))
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lat = append(lat, time.Since(t0))
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		report(b, elapsed, lat)
+	})
+}
+
+// deliverLedger runs sub-benchmark name on a ledger and transport of its own (one for
+// every b.N it is probed with: a fresh one per probe would leave the earlier ones
+// polling beside it), stopped when it returns.
+func deliverLedger(b *testing.B, backend ledger.Backend, name string, recv *benchReceiver, url string, queueFirst bool) {
 	ctx := context.Background()
 	// Tuned as a busy deployment would be: 1000 delivery slots (most of a slot's life
 	// is waiting on the receiver and the ledger's batched completion) and a pool of 40.
 	l := ledgertest.Open(b, backend, ledger.Config{FetchPollInterval: 50 * time.Millisecond, MaxConns: 40})
-	cfg := Config{Allow: []string{"127.0.0.1"}, Workers: 1000, Logger: ledgertest.Logger(b)}
+	cfg := Config{Allow: []string{"127.0.0.1"}, Workers: 1000, Logger: ledgertest.Logger(b), QueueFirstAttempt: queueFirst}
 	tr, err := New(ctx, cfg, l)
 	if err != nil {
 		b.Fatal(err)
@@ -88,7 +133,7 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = l.Stop(ctx) })
-	if _, err := tr.CreateEndpoint(ctx, EndpointSpec{URL: srv.URL + "/hook", Patterns: []string{"#"}}); err != nil {
+	if _, err := tr.CreateEndpoint(ctx, EndpointSpec{URL: url + "/hook", Patterns: []string{"#"}}); err != nil {
 		b.Fatal(err)
 	}
 	// Warm up (connections, pools, River's producer) as the baseline's first request
@@ -107,7 +152,7 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 		b.Fatalf("warm-up: delivered %d of %d", recv.count(), len(warm))
 	}
 
-	b.Run("hub", func(b *testing.B) {
+	b.Run(name, func(b *testing.B) {
 		evs := make([]*cloudevent.Event, b.N)
 		for i := range evs {
 			evs[i] = newEvent(b, "user.created")
@@ -145,41 +190,8 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 		report(b, elapsed, lat)
 	})
 
-	_ = l.Stop(ctx) // the baseline runs without the ledger's pollers beside it
+	_ = l.Stop(ctx) // what runs next runs without this ledger's pollers beside it
 
-	b.Run("base_net_http", func(b *testing.B) {
-		client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16}}
-		secret := []byte(NewSecret())
-		evs := make([]*cloudevent.Event, b.N)
-		for i := range evs {
-			evs[i] = newEvent(b, "user.created")
-		}
-		recv.reset(b.N)
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		start := time.Now()
-		for _, ev := range evs {
-			t0 := time.Now()
-			body, err := json.Marshal(ev)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/base", bytes.NewReader(body))
-			req.Header.Set("Content-Type", cloudevent.ContentTypeStructured)
-			req.Header.Set(IDHeader, ev.ID)
-			req.Header.Set(SignatureHeader, Sign(t0, body, secret))
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			lat = append(lat, time.Since(t0))
-		}
-		elapsed := time.Since(start)
-		b.StopTimer()
-		report(b, elapsed, lat)
-	})
 }
 
 func report(b *testing.B, elapsed time.Duration, lat []time.Duration) {
