@@ -232,12 +232,6 @@ func (t *Transport) insertDeliveries(ctx context.Context, tx any, params []river
 			}
 		}
 	}
-	if len(jobs) < 32 {
-		if _, err := t.l.InsertManyTx(ctx, tx, jobs); err != nil {
-			return insertErr(err)
-		}
-		return nil
-	}
 	jobs, err := t.insertClaimed(ctx, tx, jobs)
 	if err != nil || len(jobs) == 0 {
 		return err
