@@ -1,0 +1,163 @@
+package ledger_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/ledger"
+)
+
+// Claimed jobs (issue 18): inserted running under the worker id, their outcomes written
+// as River's executor writes a worked job's.
+func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
+	t.Parallel()
+	l, _ := setup(t, ledger.Postgres, ledger.Config{})
+	ctx := testenv.Context(t, 30*time.Second)
+
+	claim := func(n int, maxAttempts int) []*rivertype.JobRow {
+		t.Helper()
+		params := make([]river.InsertManyParams, n)
+		for i := range params {
+			params[i] = river.InsertManyParams{Args: pingArgs{N: i}, InsertOpts: &river.InsertOpts{
+				Queue: "elsewhere", MaxAttempts: maxAttempts, Tags: []string{"a", "b"}}} // a queue no worker here fetches
+		}
+		var rows []*rivertype.JobRow
+		err := l.InTx(ctx, func(tx any) error {
+			var err error
+			rows, err = l.InsertClaimedTx(ctx, tx, params)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+
+	// Not working yet: nothing to claim under.
+	if err := l.InTx(ctx, func(tx any) error {
+		_, err := l.InsertClaimedTx(ctx, tx, []river.InsertManyParams{{Args: pingArgs{}}})
+		return err
+	}); !errors.Is(err, ledger.ErrNoClaim) {
+		t.Fatalf("InsertClaimedTx before Start = %v, want ErrNoClaim", err)
+	}
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Stop(context.Background()) })
+
+	rows := claim(7, 3)
+	last := claim(1, 1)[0]
+	for i, r := range rows {
+		got := read(t, l, r.ID)
+		var args pingArgs
+		if err := json.Unmarshal([]byte(got.Args), &args); err != nil || args.N != i {
+			t.Fatalf("claimed row %d args %s (%v), want n %d", i, got.Args, err, i)
+		}
+		if got.State != "running" || got.Attempt != 1 || got.By != l.WorkerID() || got.Tags != `{a,b}` || r.Attempt != 1 || r.Queue != "elsewhere" {
+			t.Fatalf("claimed row %d = %+v (returned %+v); want running, attempt 1 by %s, tags {a,b}", i, got, r, l.WorkerID())
+		}
+	}
+	// A job that left running before its outcome (an operator cancelled it).
+	if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET state = 'cancelled', finalized_at = now() WHERE id = $1`, rows[6].ID); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-time.Second)
+	retryAt := time.Now().Add(time.Hour)
+	outs := []ledger.Outcome{
+		{Job: rows[0], Meta: map[string]any{"status": 204}},
+		{Job: rows[1], Err: river.JobSnooze(time.Minute), Meta: map[string]any{"k": 1}},
+		{Job: rows[2], Err: &rivertype.JobSnoozeError{}}, // a release
+		{Job: rows[3], Err: river.JobCancel(errors.New("gone")), Started: started},
+		{Job: rows[4], Err: errors.New("status 500"), Started: started, NextRetry: func() time.Time { return retryAt }},
+		{Job: rows[5], Err: errors.New("status 500"), Started: started, NextRetry: func() time.Time { return time.Now() }},
+		{Job: rows[6], Meta: map[string]any{"status": 200}},
+		{Job: last, Err: errors.New("status 502"), Started: started},
+	}
+	if err := l.Finish(ctx, outs); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		state   string
+		attempt int
+		errors  int
+		meta    string // a key of the metadata, and its value
+	}{
+		{"completed", 1, 0, "status=204"},
+		{"scheduled", 0, 0, "snoozes=1"},
+		{"available", 0, 0, "snoozes="},
+		{"cancelled", 1, 1, ""},
+		{"retryable", 1, 1, ""},
+		{"available", 1, 1, ""}, // due at once: available, as River's executor makes it
+		{"cancelled", 1, 0, "status=200"},
+		{"discarded", 1, 1, ""},
+	}
+	for i, w := range want {
+		id := outs[i].Job.ID
+		got := read(t, l, id)
+		if got.State != w.state || got.Attempt != w.attempt || got.Errors != w.errors {
+			t.Errorf("outcome %d: job = %+v; want state %s, attempt %d, %d errors", i, got, w.state, w.attempt, w.errors)
+		}
+		if w.meta != "" {
+			if kv := got.meta(w.meta); kv != w.meta {
+				t.Errorf("outcome %d: metadata %s, want %s", i, got.Metadata, w.meta)
+			}
+		}
+	}
+	if got := read(t, l, rows[4].ID); got.ScheduledAt.Sub(retryAt).Abs() > time.Second || got.FirstErr.Attempt != 1 || got.FirstErr.Error != "status 500" {
+		t.Errorf("retryable job = %+v; want scheduled at NextRetry with attempt 1's error", got)
+	}
+	if got := read(t, l, rows[0].ID); got.Finalized == nil {
+		t.Error("completed job has no finalized_at")
+	}
+}
+
+type jobState struct {
+	State       string
+	Attempt     int
+	By          string
+	Args        string
+	Tags        string
+	Errors      int
+	FirstErr    rivertype.AttemptError
+	Metadata    string
+	ScheduledAt time.Time
+	Finalized   *time.Time
+}
+
+func (j jobState) meta(kv string) string {
+	var m map[string]any
+	_ = json.Unmarshal([]byte(j.Metadata), &m)
+	for i := range kv {
+		if kv[i] == '=' {
+			v, ok := m[kv[:i]]
+			if !ok {
+				return kv[:i] + "="
+			}
+			b, _ := json.Marshal(v)
+			return kv[:i] + "=" + string(b)
+		}
+	}
+	return ""
+}
+
+func read(t *testing.T, l *ledger.Ledger, id int64) jobState {
+	t.Helper()
+	var j jobState
+	var first []byte
+	err := l.DB().QueryRow(`SELECT state::text, attempt, coalesce(attempted_by[array_upper(attempted_by, 1)], ''),
+		args::text, tags::text, coalesce(array_length(errors, 1), 0), coalesce(errors[1]::text, '{}'), metadata::text,
+		scheduled_at, finalized_at FROM `+l.Table("river_job")+` WHERE id = $1`, id).
+		Scan(&j.State, &j.Attempt, &j.By, &j.Args, &j.Tags, &j.Errors, &first, &j.Metadata, &j.ScheduledAt, &j.Finalized)
+	if err != nil {
+		t.Fatalf("read job %d: %v", id, err)
+	}
+	_ = json.Unmarshal(first, &j.FirstErr)
+	return j
+}
