@@ -165,6 +165,7 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 	p := &riverdriver.JobSetStateIfRunningManyParams{Now: &now, Schema: l.cfg.Schema}
 	var (
 		done    []int64
+		holders []string
 		patches [][]byte
 	)
 	for _, o := range outs {
@@ -174,6 +175,7 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 		}
 		if s.State == rivertype.JobStateCompleted {
 			done, patches = append(done, s.ID), append(patches, s.MetadataUpdates)
+			holders = append(holders, holder(o.Job))
 			continue
 		}
 		p.ID = append(p.ID, s.ID)
@@ -186,12 +188,16 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 		p.State = append(p.State, s.State)
 	}
 	if len(done) > 0 {
-		left, err := l.completeRunning(ctx, done, patches, now)
+		left, err := l.completeRunning(ctx, done, holders, patches, now)
+		if err != nil {
+			return err
+		}
+		running, err := l.runningElsewhere(ctx, left)
 		if err != nil {
 			return err
 		}
 		for i, id := range done {
-			if left[id] { // not running any more: River's statement merges the metadata alone
+			if left[id] && !running[id] { // not running any more: River's statement merges the metadata alone
 				p.ID = append(p.ID, id)
 				p.Attempt = append(p.Attempt, nil)
 				p.ErrData = append(p.ErrData, nil)
@@ -210,19 +216,21 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 	return err
 }
 
-// completeRunning completes the running jobs of ids (each merging its metadata patch,
-// nil for none) in one UPDATE and returns the ids it did not find running.
+// completeRunning completes the jobs of ids still running under their holders (each
+// merging its metadata patch, nil for none) in one UPDATE and returns the ids it did not
+// find so. A job taken over meanwhile (its holder fenced, its lease ended) and fetched
+// again runs under another holder: it is left to that one.
 //
 // It is River's JobSetStateIfRunning for state completed (state, finalized_at, the
 // metadata merged with ||) without the rest of River's statement: the CASE of every
 // column for every other outcome, and the whole rows it sends back and the client
 // decodes (a delivery's row holds its request body).
-func (l *Ledger) completeRunning(ctx context.Context, ids []int64, patches [][]byte, at time.Time) (map[int64]bool, error) {
+func (l *Ledger) completeRunning(ctx context.Context, ids []int64, holders []string, patches [][]byte, at time.Time) (map[int64]bool, error) {
 	rows, err := l.pool.Query(ctx, `UPDATE `+l.Table("river_job")+` AS j SET state = 'completed', finalized_at = $2,
 			metadata = CASE WHEN u.patch IS NULL THEN j.metadata ELSE j.metadata || u.patch END
-		FROM unnest($1::bigint[], $3::jsonb[]) AS u(id, patch)
-		WHERE j.id = u.id AND j.state = 'running'
-		RETURNING j.id`, ids, at, patches)
+		FROM unnest($1::bigint[], $3::jsonb[], $4::text[]) AS u(id, patch, holder)
+		WHERE j.id = u.id AND j.state = 'running' AND j.attempted_by[array_upper(j.attempted_by, 1)] = u.holder
+		RETURNING j.id`, ids, at, patches, holders)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +306,41 @@ func setState(o Outcome, now time.Time) (*riverdriver.JobSetStateIfRunningParams
 		return riverdriver.JobSetStateErrorAvailable(j.ID, next, errData, b), nil
 	}
 	return riverdriver.JobSetStateErrorRetryable(j.ID, next, errData, b), nil
+}
+
+// holder is who holds a running job: the last of its attempted_by, as River records it.
+func holder(j *rivertype.JobRow) string {
+	if len(j.AttemptedBy) == 0 {
+		return ""
+	}
+	return j.AttemptedBy[len(j.AttemptedBy)-1]
+}
+
+// runningElsewhere reports which of ids are running (under another holder than the one
+// that finished them: taken over and fetched again), so their outcome is not written.
+func (l *Ledger) runningElsewhere(ctx context.Context, ids map[int64]bool) (map[int64]bool, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list := make([]int64, 0, len(ids))
+	for id := range ids {
+		list = append(list, id)
+	}
+	rows, err := l.pool.Query(ctx, `SELECT id FROM `+l.Table("river_job")+` WHERE id = ANY($1) AND state = 'running'`, list)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[id] = true
+	}
+	rows.Close()
+	return out, rows.Err()
 }
 
 // withSnoozes adds River's snooze count ("snoozes", one more than metadata holds).

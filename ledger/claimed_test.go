@@ -54,6 +54,11 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 
 	rows := claim(7, 3)
 	last := claim(1, 1)[0]
+	other := claim(1, 3)[0]
+	// Taken over and fetched again by another worker while this one still ran it.
+	if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET attempted_by = array_append(attempted_by, 'someone-else') WHERE id = $1`, other.ID); err != nil {
+		t.Fatal(err)
+	}
 	for i, r := range rows {
 		got := read(t, l, r.ID)
 		var args pingArgs
@@ -79,6 +84,7 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 		{Job: rows[5], Err: errors.New("status 500"), Started: started, NextRetry: func() time.Time { return time.Now() }},
 		{Job: rows[6], Meta: map[string]any{"status": 200}},
 		{Job: last, Err: errors.New("status 502"), Started: started},
+		{Job: other, Meta: map[string]any{"status": 204}},
 	}
 	if err := l.Finish(ctx, outs); err != nil {
 		t.Fatal(err)
@@ -97,6 +103,7 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 		{"available", 1, 1, ""}, // due at once: available, as River's executor makes it
 		{"cancelled", 1, 0, "status=200"},
 		{"discarded", 1, 1, ""},
+		{"running", 1, 0, "status="}, // left to its new holder
 	}
 	for i, w := range want {
 		id := outs[i].Job.ID

@@ -125,7 +125,9 @@ func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
 func (in *inliner) run(c claimed) {
 	defer in.running.Done()
 	for {
-		in.send(in.attempt(c))
+		if in.holds(c) {
+			in.send(in.attempt(c))
+		}
 		var stale []*rivertype.JobRow
 		in.mu.Lock()
 		next, ok := claimed{}, false
@@ -147,6 +149,14 @@ func (in *inliner) run(c claimed) {
 		}
 		c = next
 	}
+}
+
+// holds reports whether the ledger still works under the worker id that claimed c. A
+// fenced ledger (its presence lost) has given its jobs up to the others' sweep: an
+// attempt now could run beside theirs, so c is left to them, unattempted.
+func (in *inliner) holds(c claimed) bool {
+	by := c.job.AttemptedBy
+	return len(by) > 0 && in.t.l.WorkerID() == by[len(by)-1]
 }
 
 // attempt is one first attempt, as River's executor runs a job: its timeout, its

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
@@ -57,6 +60,13 @@ func TestTP_FirstAttemptInProcess(t *testing.T) {
 	}
 	if got := tb.recv.count("/hook"); got != 1 {
 		t.Fatalf("receiver got %d requests, want 1", got)
+	}
+	// A claim of another worker id (this ledger fenced and rejoined since) is not attempted.
+	held := func(by string) bool {
+		return tb.tr.inline.holds(claimed{job: &river.Job[deliveryArgs]{JobRow: &rivertype.JobRow{AttemptedBy: []string{"x", by}}}})
+	}
+	if !held(tb.l.WorkerID()) || held("gone") {
+		t.Fatalf("holds: own id %v, another %v; want true, false", held(tb.l.WorkerID()), held("gone"))
 	}
 }
 
