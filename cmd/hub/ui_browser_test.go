@@ -93,7 +93,7 @@ transports:
     retry_schedule: ["300ms", "300ms", "300ms", "300ms", "300ms"]
     jitter: -1
     breaker_threshold: 2
-    breaker_pause: 1s
+    breaker_pause: 3s
     cache_ttl: -1ns
 routes:
   - pattern: "#"
@@ -219,7 +219,9 @@ func TestUI_Console(t *testing.T) {
 	waitText(t, ctx, h.base+"/ui/deliveries?type=order.paid", "#delivery-rows", failedEv, 30*time.Second)
 	waitText(t, ctx, epURL, "#br-h + p", "open", 30*time.Second)
 	// Two attempts failed (the breaker's threshold); the delivery waits, snoozed, for the
-	// breaker's probe, without spending its remaining attempts.
+	// breaker's probe, without spending its remaining attempts. (The pause is 3 s: the
+	// probe, its failure and the next snooze make "3/6"; a shorter pause left a loaded
+	// machine's page polls too little time to see "2/6".)
 	waitText(t, ctx, h.base+"/ui/deliveries?type=order.paid&state=pending", "#delivery-rows", "2/6", 30*time.Second)
 	do(t, ctx, "open the failing delivery",
 		chromedp.Navigate(h.base+"/ui/deliveries?type=order.paid"),
