@@ -121,16 +121,7 @@ func TestH3_CrashTakeoverOfFirstAttempts(t *testing.T) {
 	t.Parallel()
 	const n, workers = 6, 3
 	tb := setupWith(t, ledger.Postgres, crashConfig(), crashLedgerConfig(), false)
-	held := make(chan request, n)
-	tb.recv.mu.Lock()
-	tb.recv.arrived = held
-	tb.recv.mu.Unlock()
-	release := make(chan struct{})
-	track := &attemptTracker{open: map[string]int{}}
-	tb.recv.setRespond(track.wrap(func(int, request) (int, http.Header, string) {
-		<-release
-		return 204, nil, ""
-	}))
+	held, release, track := holdRequests(tb, n)
 	tb.endpoint(t, "/hook")
 	cmd, out := startCrashChild(t, tb, workers, n)
 	inFlight := waitHeld(t, held, workers, out)
@@ -154,16 +145,7 @@ func TestH3_CrashTakeover(t *testing.T) {
 	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
 		const n = 5
 		tb := setupWith(t, b, crashConfig(), crashLedgerConfig(), false)
-		held := make(chan request, n)
-		tb.recv.mu.Lock()
-		tb.recv.arrived = held
-		tb.recv.mu.Unlock()
-		release := make(chan struct{})
-		track := &attemptTracker{open: map[string]int{}}
-		tb.recv.setRespond(track.wrap(func(int, request) (int, http.Header, string) {
-			<-release // hold the child's requests until it is dead
-			return 204, nil, ""
-		}))
+		held, release, track := holdRequests(tb, n)
 		tb.endpoint(t, "/hook")
 		evs := make([]*cloudevent.Event, n)
 		for i := range evs {
@@ -177,6 +159,21 @@ func TestH3_CrashTakeover(t *testing.T) {
 
 		takeOver(t, tb, n, len(inFlight), track)
 	})
+}
+
+// holdRequests makes tb's receiver hold every request until release is closed,
+// reporting each arrival on held (room for n) and tracking overlapping attempts.
+func holdRequests(tb *testBundle, n int) (held chan request, release chan struct{}, track *attemptTracker) {
+	held, release = make(chan request, n), make(chan struct{})
+	tb.recv.mu.Lock()
+	tb.recv.arrived = held
+	tb.recv.mu.Unlock()
+	track = &attemptTracker{open: map[string]int{}}
+	tb.recv.setRespond(track.wrap(func(int, request) (int, http.Header, string) {
+		<-release // hold the child's requests until it is dead
+		return 204, nil, ""
+	}))
+	return held, release, track
 }
 
 // startCrashChild runs this test binary as a second process on tb's database,
