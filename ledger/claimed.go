@@ -43,8 +43,9 @@ var ErrNoClaim = errors.New("ledger: cannot claim jobs here")
 
 // InsertClaimedTx inserts params in tx (a pgx.Tx of InTx) as jobs already running under
 // this ledger's worker id, and returns them in params' order. The caller works them
-// after tx commits (AfterCommit) and reports each outcome with Finish, or gives a job
-// back to River's producers with Release, within RescueStuckJobsAfter of the insert.
+// after tx commits (AfterCommit) and reports each outcome with Finish within
+// RescueStuckJobsAfter of the insert; a job it will not work after all it gives back to
+// River's producers, attempt unspent, by finishing it with a zero JobSnoozeError.
 // It refuses (ErrNoClaim) where claiming is not possible; see the package comment above.
 func (l *Ledger) InsertClaimedTx(ctx context.Context, tx any, params []river.InsertManyParams) ([]*rivertype.JobRow, error) {
 	ptx, ok := tx.(pgx.Tx)
@@ -163,21 +164,7 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 	}
 	now := time.Now()
 	p := &riverdriver.JobSetStateIfRunningManyParams{Now: &now, Schema: l.cfg.Schema}
-	var (
-		done    []int64
-		holders []string
-		patches [][]byte
-	)
-	for _, o := range outs {
-		s, err := setState(o, now)
-		if err != nil {
-			return err
-		}
-		if s.State == rivertype.JobStateCompleted {
-			done, patches = append(done, s.ID), append(patches, s.MetadataUpdates)
-			holders = append(holders, holder(o.Job))
-			continue
-		}
+	add := func(s *riverdriver.JobSetStateIfRunningParams) {
 		p.ID = append(p.ID, s.ID)
 		p.Attempt = append(p.Attempt, s.Attempt)
 		p.ErrData = append(p.ErrData, s.ErrData)
@@ -187,8 +174,26 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 		p.ScheduledAt = append(p.ScheduledAt, s.ScheduledAt)
 		p.State = append(p.State, s.State)
 	}
+	var (
+		done    []*riverdriver.JobSetStateIfRunningParams
+		ids     []int64
+		holders []string
+		patches [][]byte
+	)
+	for _, o := range outs {
+		s, err := setState(o, now)
+		if err != nil {
+			return err
+		}
+		if s.State != rivertype.JobStateCompleted {
+			add(s)
+			continue
+		}
+		done = append(done, s)
+		ids, holders, patches = append(ids, s.ID), append(holders, holder(o.Job)), append(patches, s.MetadataUpdates)
+	}
 	if len(done) > 0 {
-		left, err := l.completeRunning(ctx, done, holders, patches, now)
+		left, err := l.completeRunning(ctx, ids, holders, patches, now)
 		if err != nil {
 			return err
 		}
@@ -196,16 +201,9 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 		if err != nil {
 			return err
 		}
-		for i, id := range done {
-			if left[id] && !running[id] { // not running any more: River's statement merges the metadata alone
-				p.ID = append(p.ID, id)
-				p.Attempt = append(p.Attempt, nil)
-				p.ErrData = append(p.ErrData, nil)
-				p.FinalizedAt = append(p.FinalizedAt, &now)
-				p.MetadataDoMerge = append(p.MetadataDoMerge, patches[i] != nil)
-				p.MetadataUpdates = append(p.MetadataUpdates, patches[i])
-				p.ScheduledAt = append(p.ScheduledAt, nil)
-				p.State = append(p.State, rivertype.JobStateCompleted)
+		for _, s := range done {
+			if left[s.ID] && !running[s.ID] { // not running any more: River's statement merges the metadata alone
+				add(s)
 			}
 		}
 	}
@@ -248,17 +246,6 @@ func (l *Ledger) completeRunning(ctx context.Context, ids []int64, holders []str
 	}
 	rows.Close()
 	return left, rows.Err()
-}
-
-// Release gives claimed jobs back to River's producers without spending their attempt
-// (as a snooze of zero would): for jobs this process will not work after all
-// (shutting down, or more waiting than it can start in time).
-func (l *Ledger) Release(ctx context.Context, jobs []*rivertype.JobRow) error {
-	outs := make([]Outcome, len(jobs))
-	for i, j := range jobs {
-		outs[i] = Outcome{Job: j, Err: &rivertype.JobSnoozeError{}}
-	}
-	return l.Finish(ctx, outs)
 }
 
 // setState translates one outcome as River's executor does (reportResult, reportError).

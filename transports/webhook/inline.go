@@ -27,8 +27,8 @@ import (
 // fetched job is. A process that dies holding claimed jobs leaves running jobs of a
 // dead worker, which the presence sweep takes over at once, or the lease after
 // RescueStuckJobsAfter (the same path as a worker killed mid-request). Deliveries that
-// wait for a slot longer than inlineMaxWait, or that are still waiting at Close, are
-// given back to River's producers with their attempt unspent, so every attempt ends
+// wait for a slot longer than inlineMaxWait, or that are still waiting when the ledger
+// stops or the transport closes, are given back to River's producers with their attempt unspent, so every attempt ends
 // well inside the lease. Ordered endpoints keep River's path (their order is decided
 // by what River has delivered), and so does a transaction the ledger did not begin
 // (no commit callback to start the attempt from).
@@ -36,6 +36,7 @@ import (
 // inliner runs claimed deliveries' first attempts.
 type inliner struct {
 	t       *Transport
+	retry   *worker       // its NextRetry, for a first attempt that failed
 	slots   chan struct{} // one per attempt running
 	maxWait time.Duration // longest a claimed delivery waits for a slot
 
@@ -68,6 +69,7 @@ func newInliner(t *Transport) *inliner {
 	lease := t.l.Config().RescueStuckJobsAfter
 	in := &inliner{
 		t:       t,
+		retry:   &worker{t: t},
 		slots:   make(chan struct{}, t.cfg.Workers),
 		maxWait: min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
 		results: make(chan ledger.Outcome, 4*t.cfg.Workers),
@@ -168,9 +170,8 @@ func (in *inliner) attempt(c claimed) ledger.Outcome {
 	defer cancel()
 	started := time.Now()
 	err := t.work(ctx, c.job)
-	w := &worker{t: t}
 	return ledger.Outcome{Job: c.job.JobRow, Err: err, Meta: meta, Started: started,
-		NextRetry: func() time.Time { return w.NextRetry(c.job) }}
+		NextRetry: func() time.Time { return in.retry.NextRetry(c.job) }}
 }
 
 // release gives rows back to River's producers, attempt unspent.
