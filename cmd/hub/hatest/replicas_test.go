@@ -227,7 +227,7 @@ admin: {listen: "%[11]s"}
 				}
 			}
 		}
-		return len(missing) == 0 && unfinishedJobs(ctx, t, pgURL, schema) == 0 && groupPending(ctx, rdb, stream, group) == 0
+		return len(missing) == 0 && quiet(ctx, t, rdb, pgURL, schema, stream, group)
 	})
 	t.Logf("drained %v after the load ended", time.Since(start).Round(time.Second))
 
@@ -265,8 +265,8 @@ admin: {listen: "%[11]s"}
 			t.Errorf("the killed consumer %s still owns %d pending entries: nobody claimed them", c.Name, c.Pending)
 		}
 	}
-	if n := unfinishedJobs(ctx, t, pgURL, schema); n != 0 {
-		t.Errorf("%d River jobs unfinished after the drain", n)
+	if jobs := unfinishedJobs(ctx, t, pgURL, schema); len(jobs) != 0 {
+		t.Errorf("%d River jobs unfinished after the drain:\n%s", len(jobs), strings.Join(jobs, "\n"))
 	}
 
 	// Every log line and every metric says which replica it comes from.
@@ -341,29 +341,78 @@ func consumerPending(ctx context.Context, rdb *redis.Client, stream, group, cons
 	return 0
 }
 
-// groupPending is the group's pending entry count (-1 when it cannot be read).
-func groupPending(ctx context.Context, rdb *redis.Client, stream, group string) int64 {
-	p, err := rdb.XPending(ctx, stream, group).Result()
-	if err != nil {
-		return -1
-	}
-	return p.Count
+// flow is what moves through the relay loop at one instant: the Redis stream's last
+// entry, the group's last read entry and pending count, and the schema's newest River
+// job and unfinished ones.
+type flow struct {
+	lastEntry, lastRead string
+	pending             int64
+	lastJob             int64
+	unfinished          int
 }
 
-// unfinishedJobs counts River jobs in the schema that are not completed, discarded or
-// cancelled: outbox relays and webhook deliveries still to do.
-func unfinishedJobs(ctx context.Context, t *testing.T, pgURL, schema string) int {
+// quiet reports whether the relay loop has come to rest: the group has read the
+// stream's last entry and acknowledged every entry, and no River job is unfinished,
+// with no entry appended and no job inserted while that was being read. The loop is a
+// cycle (a relay job appends to the stream; the group reads the entry and publishes it
+// again, which inserts jobs), so one reading of each part can see every part empty
+// while an entry is on its way from one to the next: a second reading of the stream's
+// end and the newest job, unchanged, rules that out.
+func quiet(ctx context.Context, t *testing.T, rdb *redis.Client, pgURL, schema, stream, group string) bool {
+	before, ok := readFlow(ctx, t, rdb, pgURL, schema, stream, group)
+	if !ok || before.pending != 0 || before.unfinished != 0 || before.lastRead != before.lastEntry {
+		return false
+	}
+	after, ok := readFlow(ctx, t, rdb, pgURL, schema, stream, group)
+	return ok && after == before
+}
+
+func readFlow(ctx context.Context, t *testing.T, rdb *redis.Client, pgURL, schema, stream, group string) (flow, bool) {
+	var f flow
+	info, err := rdb.XInfoStream(ctx, stream).Result()
+	if err != nil {
+		return f, false
+	}
+	f.lastEntry = info.LastGeneratedID
+	groups, err := rdb.XInfoGroups(ctx, stream).Result()
+	if err != nil {
+		return f, false
+	}
+	for _, g := range groups {
+		if g.Name == group {
+			f.lastRead, f.pending = g.LastDeliveredID, g.Pending
+		}
+	}
 	conn, err := pgx.Connect(ctx, pgURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "river_job"}.Sanitize()+
-		" WHERE state NOT IN ('completed', 'discarded', 'cancelled')").Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT coalesce(max(id), 0), count(*) FILTER (WHERE state NOT IN ('completed', 'discarded', 'cancelled')) FROM "+
+		pgx.Identifier{schema, "river_job"}.Sanitize()).Scan(&f.lastJob, &f.unfinished); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return f, true
+}
+
+// unfinishedJobs describes the River jobs in the schema that are not completed,
+// discarded or cancelled: outbox relays and webhook deliveries still to do.
+func unfinishedJobs(ctx context.Context, t *testing.T, pgURL, schema string) []string {
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT format('job %s %s %s attempt %s/%s by %s created %s scheduled %s errors %s', id, kind, state, attempt, max_attempts, attempted_by, created_at, scheduled_at, errors) FROM "+
+		pgx.Identifier{schema, "river_job"}.Sanitize()+" WHERE state NOT IN ('completed', 'discarded', 'cancelled') ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
 }
 
 // rabbitQueue consumes the test's queue in the background and counts message ids.
