@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/hub"
@@ -153,32 +154,25 @@ type Outcome struct {
 // it): a retry or snooze due sooner is made available at once, as River's executor does.
 const schedulerInterval = 5 * time.Second
 
-// Finish records the outcomes of claimed jobs in one statement, each as River's
-// executor records a worked job's (JobSetStateIfRunning: completed; snoozed with the
-// attempt given back; cancelled; discarded after the last attempt; retryable at
-// NextRetry with the attempt's error appended). A job no longer running (rescued,
-// cancelled by an operator) is left as it is.
+// Finish records the outcomes of claimed jobs, each as River's executor records a
+// worked job's (JobSetStateIfRunning: completed; snoozed with the attempt given back;
+// cancelled; discarded after the last attempt; retryable at NextRetry with the
+// attempt's error appended). A job no longer running (rescued, cancelled by an
+// operator) gets only the attempt's metadata, as River's statement does; a job running
+// under another holder (taken over and fetched again while this process still worked
+// it) is left to that holder untouched.
 func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 	if len(outs) == 0 {
 		return nil
 	}
 	now := time.Now()
-	p := &riverdriver.JobSetStateIfRunningManyParams{Now: &now, Schema: l.cfg.Schema}
-	add := func(s *riverdriver.JobSetStateIfRunningParams) {
-		p.ID = append(p.ID, s.ID)
-		p.Attempt = append(p.Attempt, s.Attempt)
-		p.ErrData = append(p.ErrData, s.ErrData)
-		p.FinalizedAt = append(p.FinalizedAt, s.FinalizedAt)
-		p.MetadataDoMerge = append(p.MetadataDoMerge, s.MetadataDoMerge)
-		p.MetadataUpdates = append(p.MetadataUpdates, s.MetadataUpdates)
-		p.ScheduledAt = append(p.ScheduledAt, s.ScheduledAt)
-		p.State = append(p.State, s.State)
-	}
 	var (
-		done    []*riverdriver.JobSetStateIfRunningParams
+		rest    []*riverdriver.JobSetStateIfRunningParams
+		restBy  []string
 		ids     []int64
 		holders []string
 		patches [][]byte
+		done    = map[int64]*riverdriver.JobSetStateIfRunningParams{}
 	)
 	for _, o := range outs {
 		s, err := setState(o, now)
@@ -186,10 +180,10 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 			return err
 		}
 		if s.State != rivertype.JobStateCompleted {
-			add(s)
+			rest, restBy = append(rest, s), append(restBy, holder(o.Job))
 			continue
 		}
-		done = append(done, s)
+		done[s.ID] = s
 		ids, holders, patches = append(ids, s.ID), append(holders, holder(o.Job)), append(patches, s.MetadataUpdates)
 	}
 	if len(done) > 0 {
@@ -197,21 +191,67 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 		if err != nil {
 			return err
 		}
-		running, err := l.runningElsewhere(ctx, left)
-		if err != nil {
-			return err
-		}
-		for _, s := range done {
-			if left[s.ID] && !running[s.ID] { // not running any more: River's statement merges the metadata alone
-				add(s)
+		for i, id := range ids {
+			if left[id] { // not running under its holder: the guarded statement sorts it out
+				rest, restBy = append(rest, done[id]), append(restBy, holders[i])
 			}
 		}
 	}
-	if len(p.ID) == 0 {
+	if len(rest) == 0 {
 		return nil
 	}
-	_, err := l.exec.JobSetStateIfRunningMany(ctx, p)
-	return err
+	return l.setStateHeld(ctx, rest, restBy, now)
+}
+
+// setStateHeld writes states with River's JobSetStateIfRunningMany, minus those of jobs
+// running under another holder than holders[i]: it locks the running ones first, in the
+// same transaction, so none is taken over between the check and the write. River's
+// statement checks only that a job is running, which a job fetched again by another
+// worker also is; overwriting that would discard or retry a delivery its new holder is
+// making.
+func (l *Ledger) setStateHeld(ctx context.Context, states []*riverdriver.JobSetStateIfRunningParams, holders []string, now time.Time) error {
+	ids := make([]int64, len(states))
+	for i, s := range states {
+		ids[i] = s.ID
+	}
+	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT j.id, j.attempted_by[array_upper(j.attempted_by, 1)] IS DISTINCT FROM u.holder
+			FROM `+l.Table("river_job")+` AS j JOIN unnest($1::bigint[], $2::text[]) AS u(id, holder) ON j.id = u.id
+			WHERE j.state = 'running' ORDER BY j.id FOR UPDATE OF j`, ids, holders)
+		if err != nil {
+			return err
+		}
+		skip := make(map[int64]bool)
+		var (
+			id    int64
+			other bool
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &other}, func() error {
+			skip[id] = other
+			return nil
+		}); err != nil {
+			return err
+		}
+		p := &riverdriver.JobSetStateIfRunningManyParams{Now: &now, Schema: l.cfg.Schema}
+		for _, s := range states {
+			if skip[s.ID] {
+				continue
+			}
+			p.ID = append(p.ID, s.ID)
+			p.Attempt = append(p.Attempt, s.Attempt)
+			p.ErrData = append(p.ErrData, s.ErrData)
+			p.FinalizedAt = append(p.FinalizedAt, s.FinalizedAt)
+			p.MetadataDoMerge = append(p.MetadataDoMerge, s.MetadataDoMerge)
+			p.MetadataUpdates = append(p.MetadataUpdates, s.MetadataUpdates)
+			p.ScheduledAt = append(p.ScheduledAt, s.ScheduledAt)
+			p.State = append(p.State, s.State)
+		}
+		if len(p.ID) == 0 {
+			return nil
+		}
+		_, err = riverpgxv5.New(nil).UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, p)
+		return err
+	})
 }
 
 // completeRunning completes the jobs of ids still running under their holders (each
@@ -301,33 +341,6 @@ func holder(j *rivertype.JobRow) string {
 		return ""
 	}
 	return j.AttemptedBy[len(j.AttemptedBy)-1]
-}
-
-// runningElsewhere reports which of ids are running (under another holder than the one
-// that finished them: taken over and fetched again), so their outcome is not written.
-func (l *Ledger) runningElsewhere(ctx context.Context, ids map[int64]bool) (map[int64]bool, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	list := make([]int64, 0, len(ids))
-	for id := range ids {
-		list = append(list, id)
-	}
-	rows, err := l.pool.Query(ctx, `SELECT id FROM `+l.Table("river_job")+` WHERE id = ANY($1) AND state = 'running'`, list)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out[id] = true
-	}
-	rows.Close()
-	return out, rows.Err()
 }
 
 // withSnoozes adds River's snooze count ("snoozes", one more than metadata holds).

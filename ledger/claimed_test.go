@@ -55,9 +55,13 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 	rows := claim(7, 3)
 	last := claim(1, 1)[0]
 	other := claim(1, 3)[0]
-	// Taken over and fetched again by another worker while this one still ran it.
-	if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET attempted_by = array_append(attempted_by, 'someone-else') WHERE id = $1`, other.ID); err != nil {
-		t.Fatal(err)
+	others := claim(3, 1)
+	// Taken over and fetched again by another worker while this one still ran them:
+	// whatever this one's outcome, the job is the new holder's.
+	for _, id := range []int64{other.ID, others[0].ID, others[1].ID, others[2].ID} {
+		if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET attempted_by = array_append(attempted_by, 'someone-else') WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, r := range rows {
 		got := read(t, l, r.ID)
@@ -85,6 +89,9 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 		{Job: rows[6], Meta: map[string]any{"status": 200}},
 		{Job: last, Err: errors.New("status 502"), Started: started},
 		{Job: other, Meta: map[string]any{"status": 204}},
+		{Job: others[0], Err: errors.New("status 503"), Started: started}, // would be discarded (last attempt)
+		{Job: others[1], Err: river.JobSnooze(time.Minute)},
+		{Job: others[2], Err: river.JobCancel(errors.New("gone")), Started: started},
 	}
 	if err := l.Finish(ctx, outs); err != nil {
 		t.Fatal(err)
@@ -104,6 +111,9 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 		{"cancelled", 1, 0, "status=200"},
 		{"discarded", 1, 1, ""},
 		{"running", 1, 0, "status="}, // left to its new holder
+		{"running", 1, 0, ""},
+		{"running", 1, 0, "snoozes="},
+		{"running", 1, 0, ""},
 	}
 	for i, w := range want {
 		id := outs[i].Job.ID
