@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/koder/eventhub/hub"
 )
 
@@ -64,6 +66,7 @@ type breakers struct {
 
 	mu    sync.Mutex
 	cache map[string]cachedBreaker
+	reads singleflight.Group // cold reads of a breaker (readOnce)
 }
 
 type cachedBreaker struct {
@@ -155,7 +158,7 @@ func (b *breakers) admit(ctx context.Context, id string, now time.Time) (wait ti
 	if _, ok := b.cached(id, now); ok {
 		return 0, nil
 	}
-	s, err := b.get(ctx, id)
+	s, err := readOnce(ctx, &b.reads, id, func(ctx context.Context) (BreakerStatus, error) { return b.get(ctx, id) })
 	if hub.Code(err) == hub.NotFound {
 		return 0, nil // endpoint deleted meanwhile: the worker finds out next
 	}

@@ -216,34 +216,34 @@ func checkSecret(s string) error {
 
 // endpoint returns the endpoint a worker delivers to, from the cache when fresh. Once
 // an entry expires, one caller re-reads it while the others use the stale copy for
-// that round trip (see breakers.cached).
+// that round trip (see breakers.cached); with no copy at all, the callers share one
+// read (readOnce).
 func (t *Transport) endpoint(ctx context.Context, id string, now time.Time) (*Endpoint, error) {
-	if t.cfg.CacheTTL > 0 {
-		t.epMu.Lock()
-		c, ok := t.epCache[id]
-		switch {
-		case !ok:
-		case now.Sub(c.at) <= t.cfg.CacheTTL:
-			t.epMu.Unlock()
-			return c.ep, nil
-		case c.refreshAt.IsZero() || now.Sub(c.refreshAt) > refreshTimeout:
-			c.refreshAt = now
-			t.epCache[id] = c
-		default:
-			t.epMu.Unlock()
-			return c.ep, nil
-		}
-		t.epMu.Unlock()
+	if t.cfg.CacheTTL <= 0 {
+		return t.st.getEndpoint(ctx, id)
 	}
-	e, err := t.st.getEndpoint(ctx, id)
+	t.epMu.Lock()
+	c, ok := t.epCache[id]
+	switch {
+	case !ok:
+	case now.Sub(c.at) <= t.cfg.CacheTTL:
+		t.epMu.Unlock()
+		return c.ep, nil
+	case c.refreshAt.IsZero() || now.Sub(c.refreshAt) > refreshTimeout:
+		c.refreshAt = now
+		t.epCache[id] = c
+	default:
+		t.epMu.Unlock()
+		return c.ep, nil
+	}
+	t.epMu.Unlock()
+	e, err := readOnce(ctx, &t.epReads, id, func(ctx context.Context) (*Endpoint, error) { return t.st.getEndpoint(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
-	if t.cfg.CacheTTL > 0 {
-		t.epMu.Lock()
-		t.epCache[id] = cachedEndpoint{ep: e, at: now}
-		t.epMu.Unlock()
-	}
+	t.epMu.Lock()
+	t.epCache[id] = cachedEndpoint{ep: e, at: now}
+	t.epMu.Unlock()
 	return e, nil
 }
 

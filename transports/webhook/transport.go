@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -37,6 +39,7 @@ type Transport struct {
 
 	epMu    sync.Mutex
 	epCache map[string]cachedEndpoint
+	epReads singleflight.Group // cold reads of an endpoint (readOnce)
 
 	// retryAfter carries a receiver's Retry-After from Work to NextRetry, which River
 	// calls right after Work returns, in the same process, for the same job.
