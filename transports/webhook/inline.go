@@ -41,10 +41,10 @@ type inliner struct {
 	maxWait time.Duration // longest a claimed delivery waits for a slot
 
 	mu        sync.Mutex
-	backlog   []claimed // waiting for a slot, oldest first
-	draining  bool      // the ledger is stopping: claimed deliveries go back to River
-	closed    bool      // Close: the completer is gone
-	unwritten int       // outcomes sent to the completer and not yet written
+	backlog   []claimed       // waiting for a slot, oldest first
+	drained   map[string]bool // worker ids the ledger stopped working under
+	closed    bool            // Close: the completer is gone
+	unwritten int             // outcomes sent to the completer and not yet written
 	written   *sync.Cond
 
 	running sync.WaitGroup
@@ -91,21 +91,18 @@ const inlineBatch = 256
 // eligible reports whether a delivery may be claimed.
 func (in *inliner) eligible(a *deliveryArgs) bool { return in != nil && a.OrderKey == "" }
 
-// claiming is called once deliveries were claimed: the ledger works again (a Start
-// after a Stop), so their attempts run here.
-func (in *inliner) claiming() {
-	in.mu.Lock()
-	in.draining = false
-	in.mu.Unlock()
-}
-
-// dispatch starts the first attempts of rows (committed claimed deliveries), or queues
-// them for a slot. It never blocks for long: it runs in the committing request's
-// AfterCommit.
+// dispatch starts the first attempts of rows (committed claimed deliveries, all under
+// one worker id), or queues them for a slot. Rows claimed under a worker id the ledger
+// has stopped working under (a transaction that claimed before Stop began and
+// committed after its drain) go back to River. It never blocks for long: it runs in
+// the committing request's AfterCommit.
 func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
+	if len(rows) == 0 {
+		return
+	}
 	now := time.Now()
 	in.mu.Lock()
-	if in.draining || in.closed {
+	if in.drained[holderOf(rows[0])] || in.closed {
 		in.mu.Unlock()
 		in.release(rows)
 		return
@@ -157,8 +154,16 @@ func (in *inliner) run(c claimed) {
 // fenced ledger (its presence lost) has given its jobs up to the others' sweep: an
 // attempt now could run beside theirs, so c is left to them, unattempted.
 func (in *inliner) holds(c claimed) bool {
-	by := c.job.AttemptedBy
-	return len(by) > 0 && in.t.l.WorkerID() == by[len(by)-1]
+	by := holderOf(c.job.JobRow)
+	return by != "" && in.t.l.WorkerID() == by
+}
+
+// holderOf is the worker id a running job is held under (the last of attempted_by).
+func holderOf(j *rivertype.JobRow) string {
+	if len(j.AttemptedBy) == 0 {
+		return ""
+	}
+	return j.AttemptedBy[len(j.AttemptedBy)-1]
 }
 
 // attempt is one first attempt, as River's executor runs a job: its timeout, its
@@ -246,11 +251,17 @@ func (in *inliner) finish(batch []ledger.Outcome) {
 }
 
 // drain gives the backlog back to River, waits for the attempts running, and for every
-// outcome to be written. Claimed deliveries committed later go back to River too,
-// until deliveries are claimed again (a Start after the Stop).
+// outcome to be written. Deliveries claimed under the same worker id and committed
+// later go back to River too (dispatch); a Start after the Stop works under a new one.
 func (in *inliner) drain() {
+	id := in.t.l.WorkerID()
 	in.mu.Lock()
-	in.draining = true
+	if id != "" {
+		if in.drained == nil {
+			in.drained = map[string]bool{}
+		}
+		in.drained[id] = true
+	}
 	backlog := in.backlog
 	in.backlog = nil
 	in.mu.Unlock()

@@ -239,3 +239,68 @@ func newEventBatch(t *testing.T, n int) []*cloudevent.Event {
 	}
 	return out
 }
+
+// A transaction that claimed its deliveries before the ledger's Stop began and commits
+// after Stop drained the first attempts: the deliveries go back to River unattempted
+// (Stop is about to give the worker id up, so an attempt now could run beside the one
+// of the process that takes them over). A Start after the Stop claims and attempts
+// again, under a new worker id.
+func TestTP_FirstAttemptClaimedAcrossStop(t *testing.T) {
+	t.Parallel()
+	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{}, true)
+	ep := tb.endpoint(t, "/hook")
+	in := tb.tr.inline
+	var stopped chan error
+	err := tb.l.InTx(tb.ctx, func(tx any) error {
+		if err := tb.tr.SendTx(tb.ctx, tx, newEventBatch(t, 2)); err != nil {
+			return err
+		}
+		id := tb.l.WorkerID()
+		stopped = make(chan error, 1)
+		go func() { stopped <- tb.l.Stop(tb.ctx) }()
+		testenv.WaitFor(t, 30*time.Second, "Stop's drain of the first attempts", func() bool {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			return in.drained[id]
+		})
+		return nil // commits: AfterCommit dispatches the two claimed deliveries
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
+	if len(ds) != 2 {
+		t.Fatalf("%d deliveries, want 2", len(ds))
+	}
+	testenv.WaitFor(t, 30*time.Second, "the claimed deliveries given back", func() bool {
+		for _, d := range ds {
+			if r := readJob(t, tb, d.ID); r.state != "available" || r.attempt != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if n := tb.recv.count("/hook"); n != 0 {
+		t.Fatalf("receiver got %d requests while the ledger stopped, want 0", n)
+	}
+
+	// Working again: River's workers take the two given back; a new Send is claimed
+	// under the new worker id and attempted in process.
+	if err := tb.l.Start(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	tb.send(t, newEvent(t, "user.created"))
+	tb.waitStates(t, DeliveryFilter{EndpointID: ep.ID}, 3, DeliveryDelivered)
+	claimed := 0
+	for _, d := range tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID}) {
+		if readJob(t, tb, d.ID).claimed {
+			claimed++
+		}
+	}
+	if claimed != 1 {
+		t.Fatalf("%d deliveries attempted in process after the restart, want 1 (the new one)", claimed)
+	}
+}

@@ -276,7 +276,6 @@ func (t *Transport) insertClaimed(ctx context.Context, tx any, jobs []river.Inse
 	case err != nil:
 		return nil, insertErr(err)
 	}
-	in.claiming()
 	args = make([]deliveryArgs, len(claim))
 	for i, p := range claim {
 		args[i] = p.Args.(deliveryArgs)
