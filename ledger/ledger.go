@@ -46,7 +46,8 @@ type Ledger struct {
 	fencing  sync.WaitGroup // presence watchers (lifecycle.go)
 	closed   bool
 
-	onStop []func() // OnStop's (lifecycle.go)
+	onStop  []func()       // OnStop's (lifecycle.go)
+	onFence []func(string) // OnFence's (lifecycle.go)
 
 	hooks commitHooks   // AfterCommit's callbacks of InTx's open transactions (tx.go)
 	wake  *sqliteDriver // SQLite: the working clients' driver (sqlite_driver.go)

@@ -201,9 +201,13 @@ func (l *Ledger) fence(w *incarnation) {
 		return
 	}
 	l.work = nil
+	onFence := slices.Clone(l.onFence)
 	l.mu.Unlock()
 	l.cfg.Logger.Warn("ledger: presence lost; stopping and cancelling running jobs, then rejoining under a new worker id",
 		slog.String("worker", w.id))
+	for _, fn := range onFence {
+		fn(w.id)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.PresenceGrace/2)
 	defer cancel()
 	if err := w.c.StopAndCancel(ctx); err != nil {
@@ -289,6 +293,17 @@ func (l *Ledger) OnStop(fn func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.onStop = append(l.onStop, fn)
+}
+
+// OnFence registers fn to run when the Ledger loses the presence of worker id (fenced:
+// others may take its running jobs after PresenceGrace), as River's own running jobs
+// are cancelled: work this process holds under id outside River's producers (claimed
+// jobs, claimed.go) must stop too, or it could run beside the process that takes it
+// over. fn must not block.
+func (l *Ledger) OnFence(fn func(workerID string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onFence = append(l.onFence, fn)
 }
 
 func (l *Ledger) stopIncarnation(ctx context.Context, w *incarnation) error {

@@ -163,6 +163,8 @@ func TestO2_PresenceFencesBeforeTakeover(t *testing.T) {
 	case <-time.After(3 * grace):
 	}
 
+	fencedIDs := make(chan string, 4)
+	victim.OnFence(func(id string) { fencedIDs <- id })
 	pid := ledger.PresencePID(victim)
 	if pid == 0 {
 		t.Fatal("no presence session")
@@ -182,6 +184,14 @@ func TestO2_PresenceFencesBeforeTakeover(t *testing.T) {
 	case <-first.ended:
 	case <-time.After(grace):
 		t.Fatalf("the fenced worker did not cancel its run within the grace %s", grace)
+	}
+	select {
+	case id := <-fencedIDs:
+		if id != oldID {
+			t.Fatalf("OnFence called with %q, want the fenced worker id %s", id, oldID)
+		}
+	case <-time.After(grace):
+		t.Fatal("OnFence not called within the grace")
 	}
 	// The fenced worker recorded its cancelled run itself (its pool still works), so
 	// the job may run again before the grace; if its record had been lost, the others

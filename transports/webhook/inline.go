@@ -43,6 +43,7 @@ type inliner struct {
 	mu        sync.Mutex
 	backlog   []claimed       // waiting for a slot, oldest first
 	drained   map[string]bool // worker ids the ledger stopped working under
+	holding   map[string]held // worker id -> what cancels its attempts (fenced)
 	closed    bool            // Close: the completer is gone
 	unwritten int             // outcomes sent to the completer and not yet written
 	written   *sync.Cond
@@ -51,6 +52,14 @@ type inliner struct {
 	results chan ledger.Outcome
 	quit    chan struct{} // Close: the completer stops
 	done    chan struct{} // the completer has stopped
+}
+
+// held is the context of the attempts made under one worker id, cancelled when the
+// ledger loses that id's presence, and how many of them run.
+type held struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running int
 }
 
 // claimed is a claimed delivery and when it was claimed.
@@ -79,6 +88,7 @@ func newInliner(t *Transport) *inliner {
 	in.written = sync.NewCond(&in.mu)
 	go in.complete()
 	t.l.OnStop(in.drain)
+	t.l.OnFence(in.fenced)
 	return in
 }
 
@@ -171,12 +181,54 @@ func holderOf(j *rivertype.JobRow) string {
 func (in *inliner) attempt(c claimed) ledger.Outcome {
 	t := in.t
 	meta := map[string]any{}
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), metaKey{}, meta), t.cfg.jobTimeout())
+	base, done := in.hold(holderOf(c.job.JobRow))
+	defer done()
+	ctx, cancel := context.WithTimeout(context.WithValue(base, metaKey{}, meta), t.cfg.jobTimeout())
 	defer cancel()
 	started := time.Now()
 	err := t.work(ctx, c.job)
 	return ledger.Outcome{Job: c.job.JobRow, Err: err, Meta: meta, Started: started,
 		NextRetry: func() time.Time { return in.retry.NextRetry(c.job) }}
+}
+
+// hold returns the context of an attempt under worker id, and the func to call when
+// the attempt ends.
+func (in *inliner) hold(id string) (context.Context, func()) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.holding == nil {
+		in.holding = map[string]held{}
+	}
+	h, ok := in.holding[id]
+	if !ok {
+		h.ctx, h.cancel = context.WithCancel(context.Background())
+	}
+	h.running++
+	in.holding[id] = h
+	return h.ctx, func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		h := in.holding[id]
+		if h.running--; h.running == 0 {
+			h.cancel()
+			delete(in.holding, id)
+			return
+		}
+		in.holding[id] = h
+	}
+}
+
+// fenced cancels the attempts running under worker id, whose presence the ledger lost
+// (ledger.OnFence): others may take those deliveries over after the presence grace, and
+// an attempt still in flight then would be sent beside theirs. A cancelled attempt's
+// outcome is recorded only if nobody took the delivery over meanwhile (ledger.Finish).
+func (in *inliner) fenced(id string) {
+	in.mu.Lock()
+	h, ok := in.holding[id]
+	in.mu.Unlock()
+	if ok {
+		h.cancel()
+	}
 }
 
 // release gives rows back to River's producers, attempt unspent.

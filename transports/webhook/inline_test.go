@@ -2,7 +2,9 @@ package webhook
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -302,5 +304,55 @@ func TestTP_FirstAttemptClaimedAcrossStop(t *testing.T) {
 	}
 	if claimed != 1 {
 		t.Fatalf("%d deliveries attempted in process after the restart, want 1 (the new one)", claimed)
+	}
+}
+
+// When the ledger loses the presence of the worker id a first attempt runs under
+// (fenced), the attempt is cancelled as River's own running jobs are: the request in
+// flight is abandoned, so it cannot run on beside the attempt of the process that
+// takes the delivery over after the presence grace. The ledger calls the inliner's
+// fenced (OnFence; the call itself is TestO2_PresenceFencesBeforeTakeover's).
+func TestTP_FirstAttemptCancelledWhenFenced(t *testing.T) {
+	t.Parallel()
+	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
+	arrived, abandoned := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // read whole, the server notices the client leave
+		once.Do(func() { close(arrived) })
+		select {
+		case <-r.Context().Done():
+			close(abandoned)
+		case <-time.After(time.Minute):
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ep, err := tb.tr.CreateEndpoint(tb.ctx, EndpointSpec{URL: srv.URL + "/slow", Patterns: []string{"#"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.send(t, newEvent(t, "user.created"))
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first attempt did not arrive")
+	}
+	tb.tr.inline.fenced(tb.l.WorkerID())
+	select {
+	case <-abandoned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attempt in flight went on after its worker id was fenced")
+	}
+	// Nobody took it over here (the ledger was not really fenced): the cancelled
+	// attempt is recorded as a failed attempt 1, for River to retry.
+	var d *Delivery
+	testenv.WaitFor(t, 30*time.Second, "the cancelled attempt recorded", func() bool {
+		ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
+		d = ds[0]
+		return len(ds) == 1 && readJob(t, tb, d.ID).state != "running"
+	})
+	if r := readJob(t, tb, d.ID); !r.claimed || r.attempt != 1 || r.errors != 1 || d.LastCode != "Canceled" {
+		t.Fatalf("job = %+v, last code %q; want the claimed attempt 1 recorded with its error, Canceled", r, d.LastCode)
 	}
 }
