@@ -44,6 +44,7 @@ type inliner struct {
 	backlog   []claimed       // waiting for a slot, oldest first
 	drained   map[string]bool // worker ids the ledger stopped working under
 	holding   map[string]held // worker id -> what cancels its attempts (fenced)
+	lost      map[string]bool // worker ids whose presence the ledger lost
 	closed    bool            // Close: the completer is gone
 	unwritten int             // outcomes sent to the completer and not yet written
 	written   *sync.Cond
@@ -202,6 +203,9 @@ func (in *inliner) hold(id string) (context.Context, func()) {
 	h, ok := in.holding[id]
 	if !ok {
 		h.ctx, h.cancel = context.WithCancel(context.Background())
+		if in.lost[id] { // fenced between the attempt's holds check and here
+			h.cancel()
+		}
 	}
 	h.running++
 	in.holding[id] = h
@@ -224,6 +228,10 @@ func (in *inliner) hold(id string) (context.Context, func()) {
 // outcome is recorded only if nobody took the delivery over meanwhile (ledger.Finish).
 func (in *inliner) fenced(id string) {
 	in.mu.Lock()
+	if in.lost == nil {
+		in.lost = map[string]bool{}
+	}
+	in.lost[id] = true
 	h, ok := in.holding[id]
 	in.mu.Unlock()
 	if ok {

@@ -355,4 +355,10 @@ func TestTP_FirstAttemptCancelledWhenFenced(t *testing.T) {
 	if r := readJob(t, tb, d.ID); !r.claimed || r.attempt != 1 || r.errors != 1 || d.LastCode != "Canceled" {
 		t.Fatalf("job = %+v, last code %q; want the claimed attempt 1 recorded with its error, Canceled", r, d.LastCode)
 	}
+	// An attempt that passed its holds check just before the fence starts cancelled.
+	ctx, done := tb.tr.inline.hold(tb.l.WorkerID())
+	defer done()
+	if ctx.Err() == nil {
+		t.Fatal("an attempt under the fenced worker id started with a live context")
+	}
 }
