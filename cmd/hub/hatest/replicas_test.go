@@ -522,8 +522,14 @@ func (rc *receiver) copies() map[string]int {
 func consoleAcrossReplicas(t testing.TB, first, other string) {
 	t.Helper()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(addr, path string, cookies ...*http.Cookie) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	// reply is what the test reads of a response (read whole and closed).
+	type reply struct {
+		what    string // method and URL
+		status  int
+		cookies []*http.Cookie
+		page    string
+	}
+	do := func(req *http.Request, cookies []*http.Cookie) reply {
 		for _, c := range cookies {
 			req.AddCookie(c)
 		}
@@ -533,52 +539,48 @@ func consoleAcrossReplicas(t testing.TB, first, other string) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		return reply{req.Method + " " + req.URL.String(), resp.StatusCode, resp.Cookies(), string(b)}
 	}
-	post := func(addr, path string, form url.Values, cookies ...*http.Cookie) *http.Response {
+	get := func(addr, path string, cookies ...*http.Cookie) reply {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		return do(req, cookies)
+	}
+	post := func(addr, path string, form url.Values, cookies ...*http.Cookie) reply {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", "http://"+addr)
-		for _, c := range cookies {
-			req.AddCookie(c)
-		}
-		resp, err := noRedirect.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp
+		return do(req, cookies)
 	}
 	csrf := regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
-	cookie := func(resp *http.Response, name string) *http.Cookie {
-		for _, c := range resp.Cookies() {
+	cookie := func(r reply, name string) *http.Cookie {
+		for _, c := range r.cookies {
 			if c.Name == name && c.Value != "" {
 				return c
 			}
 		}
-		t.Fatalf("%s %s: no %s cookie (status %d)", resp.Request.Method, resp.Request.URL, name, resp.StatusCode)
+		t.Fatalf("%s: no %s cookie (status %d)", r.what, name, r.status)
 		return nil
 	}
-	resp, page := get(first, "/ui/login")
-	m := csrf.FindStringSubmatch(page)
+	login := get(first, "/ui/login")
+	m := csrf.FindStringSubmatch(login.page)
 	if m == nil {
-		t.Fatalf("console sign-in page: %d", resp.StatusCode)
+		t.Fatalf("console sign-in page: %d", login.status)
 	}
-	signed := post(first, "/ui/login", url.Values{"_csrf": {m[1]}}, cookie(resp, "hub_login"))
+	signed := post(first, "/ui/login", url.Values{"_csrf": {m[1]}}, cookie(login, "hub_login"))
 	session := cookie(signed, "hub_session")
-	resp, page = get(other, "/ui/endpoints", session)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("a session opened on %s, used on %s: %d (want 200)", first, other, resp.StatusCode)
+	endpoints := get(other, "/ui/endpoints", session)
+	if endpoints.status != http.StatusOK {
+		t.Fatalf("a session opened on %s, used on %s: %d (want 200)", first, other, endpoints.status)
 	}
-	m = csrf.FindStringSubmatch(page)
+	m = csrf.FindStringSubmatch(endpoints.page)
 	if m == nil {
 		t.Fatal("the endpoints page has no sign-out form")
 	}
-	if resp := post(other, "/ui/logout", url.Values{"_csrf": {m[1]}}, session); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign out on %s: %d", other, resp.StatusCode)
+	if r := post(other, "/ui/logout", url.Values{"_csrf": {m[1]}}, session); r.status != http.StatusSeeOther {
+		t.Fatalf("sign out on %s: %d", other, r.status)
 	}
-	if resp, _ := get(first, "/ui/endpoints", session); resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("the session signed out on %s still opens %s: %d", other, first, resp.StatusCode)
+	if r := get(first, "/ui/endpoints", session); r.status != http.StatusSeeOther {
+		t.Fatalf("the session signed out on %s still opens %s: %d", other, first, r.status)
 	}
 	t.Logf("console: signed in on %s, used and signed out on %s", first, other)
 }
