@@ -101,7 +101,8 @@ type Config struct {
 	// once; changes by other replicas within CacheTTL. 0 = default 1 s; negative = read
 	// every time.
 	CacheTTL time.Duration `yaml:"cache_ttl"`
-	// MaxConnsPerHost bounds idle keep-alive connections per receiver. Default 64.
+	// MaxConnsPerHost bounds the connections to one receiver host, open and idle (so the
+	// requests in flight to it: more wait for a connection). Default 64.
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 
 	// MaxEndpointsPerEvent caps how many endpoints of its tenant one event may fan
