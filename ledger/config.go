@@ -102,9 +102,10 @@ type Config struct {
 	// JobTimeout: limit of one job run; -1 for none. Default DefaultJobTimeout.
 	JobTimeout time.Duration `yaml:"job_timeout"`
 	// RescueStuckJobsAfter: the lease (O2); must exceed JobTimeout. Default
-	// DefaultRescueStuckJobsAfter.
+	// max(DefaultRescueStuckJobsAfter, 2*JobTimeout).
 	RescueStuckJobsAfter time.Duration `yaml:"rescue_stuck_jobs_after"`
-	// RescueInterval: period of the stuck-job sweep. Default DefaultRescueInterval.
+	// RescueInterval: period of the stuck-job sweep. Default
+	// min(DefaultRescueInterval, RescueStuckJobsAfter).
 	RescueInterval time.Duration `yaml:"rescue_interval"`
 	// CompletedRetention: how long completed jobs stay. Default DefaultCompletedRetention.
 	CompletedRetention time.Duration `yaml:"completed_retention"`

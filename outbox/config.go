@@ -54,7 +54,7 @@ type Config struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// BackoffBase is the first retry wait; it doubles per attempt. Default DefaultBackoffBase.
 	BackoffBase time.Duration `yaml:"backoff_base"`
-	// BackoffMax caps one wait. Default DefaultBackoffMax.
+	// BackoffMax caps one wait. Default max(DefaultBackoffMax, BackoffBase).
 	BackoffMax time.Duration `yaml:"backoff_max"`
 	// Schedule, when set, replaces the doubling: the wait after attempt n is
 	// Schedule[n-1], the last entry repeating. Jitter still applies.

@@ -16,7 +16,7 @@ const (
 	// or not every group has read them: size it above the backlog the slowest group may
 	// build, or use MinIDAge instead.
 	DefaultMaxLen = streams.DefaultMaxLen
-	// DefaultMaxBatch is the most events one pipelined round trip carries.
+	// DefaultMaxBatch caps the events of queued Sends coalesced into one round trip.
 	DefaultMaxBatch = 1000
 	// DefaultPipelines is how many pipelines may be in flight at once. Sends arriving
 	// while they are busy queue up and leave together in the next one.
@@ -61,7 +61,8 @@ type Config struct {
 	// such events are refused with InvalidArgument (and by the hub's Publish, naming the
 	// route, unless the route has a default subject: hub.WithDefaultSubject).
 	DefaultSubject string `yaml:"default_subject"`
-	// MaxBatch is the most events per pipelined round trip (default 1000).
+	// MaxBatch caps the events of queued Sends coalesced into one pipelined round trip
+	// (default 1000); a single Send is never split, so one larger than this goes alone.
 	MaxBatch int `yaml:"max_batch"`
 	// Pipelines is the number of round trips in flight at once (default 2).
 	Pipelines int `yaml:"pipelines"`

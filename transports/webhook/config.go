@@ -50,7 +50,9 @@ type Config struct {
 
 	// Queue is the ledger queue of deliveries. Default DefaultQueue.
 	Queue string `yaml:"queue"`
-	// Workers is how many deliveries this process attempts at once. Default 100.
+	// Workers is the size of each delivery pool of this process: River's queue, and on
+	// PostgreSQL also the first attempts' own pool (inline.go), so up to 2*Workers
+	// attempts at once. Default 100.
 	Workers int `yaml:"workers"`
 	// NoWork registers no queue: this process fans out (Send) and manages endpoints,
 	// other processes deliver. Default false.
@@ -115,7 +117,7 @@ type Config struct {
 	// MaxInFlightPerEndpoint caps the requests this process has open to one endpoint
 	// at once (an endpoint's Controls.MaxInFlight overrides it), so that one slow
 	// receiver holds at most that many of the Workers and the other endpoints'
-	// deliveries keep flowing (inflight.go). Default 0 = no cap but Workers.
+	// deliveries keep flowing (inflight.go). Default 0 = no cap but the pools' sizes.
 	MaxInFlightPerEndpoint int `yaml:"max_in_flight_per_endpoint"`
 	// DeliveredRetention is how long a delivered delivery stays in the ledger: listed
 	// (the console's and the admin API's delivery history) and unique per (endpoint,

@@ -50,9 +50,11 @@ type Config struct {
 	// Synchronous is SQLite's synchronous pragma in WAL mode: "FULL" (default: every
 	// acknowledged commit is fsynced, it survives power loss) or "NORMAL" (the WAL is
 	// fsynced at checkpoints only: a commit survives a process crash such as kill -9,
-	// the last commits may be lost on power loss).
+	// the last commits may be lost on power loss); "EXTRA" and "OFF" are accepted too.
 	Synchronous string `yaml:"synchronous"`
-	// MaxBatch caps the entries one group-commit transaction takes; default 10000.
+	// MaxBatch: the committer stops adding requests to a group-commit transaction once
+	// it holds this many entries (the last request may take it past; one request is
+	// never split); default 10000.
 	MaxBatch int `yaml:"max_batch"`
 	// PollInterval is how long PostgreSQL's LISTEN connection waits before it
 	// reconnects after losing the server; default 1s. Blocked reads do not poll: the

@@ -83,7 +83,8 @@ type Store struct {
 	StreamsSQLite string `yaml:"streams_sqlite"`
 	// Postgres is a PostgreSQL DSN (postgres://user:pass@host:5432/db?sslmode=...).
 	Postgres string `yaml:"postgres"`
-	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default public.
+	// Schema is the PostgreSQL schema (search_path) for the hub's tables. Default: the
+	// server's search_path for the ledger's tables, "public" for kdbstream's.
 	Schema string `yaml:"schema"`
 	// Ledger tunes the River ledger (webhook deliveries and outbox rows) on this store;
 	// its keys are ledger.Config's, zero keeping the ledger's default, except dsn and
@@ -135,8 +136,8 @@ type Route struct {
 
 // Retry is a route's delivery policy.
 type Retry struct {
-	// Attempts is the number of tries (direct: default hub.DefaultAttempts; outbox:
-	// default the outbox's maximum). Zero keeps the default.
+	// Attempts is the number of tries of a direct route (default hub.DefaultAttempts;
+	// zero keeps it). An outbox route refuses retry: use outbox.max_attempts.
 	Attempts int `yaml:"attempts"`
 	// Backoff is the first delay; later ones grow exponentially up to BackoffMax.
 	Backoff time.Duration `yaml:"backoff"`

@@ -15,8 +15,9 @@ import (
 
 func init() { registry.Register(new(BusTransport)) }
 
-// EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, anything else
-// (or unset) for Redis. The cutover from Redis is this flag and a restart.
+// EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, "redis" or unset
+// for Redis; any other value is refused. The cutover from Redis is this flag and a
+// restart.
 const EnvEventBus = "KODER_EVENT_BUS"
 
 // Bus values.
