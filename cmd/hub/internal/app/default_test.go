@@ -21,7 +21,7 @@ func TestEmbeddedDefaultLintsClean(t *testing.T) {
 // TestExampleConfigLintsClean keeps the documented sample config honest.
 func TestExampleConfigLintsClean(t *testing.T) {
 	t.Parallel()
-	for _, bus := range []string{"", "redis", "kdb-stream"} {
+	for _, bus := range []string{"", "redis", "redis-stream", "kdb-stream"} {
 		vars := env(map[string]string{"KODER_EVENT_BUS": bus})
 		f, ps := app.LoadConfig("../../testdata/hub.example.yaml", vars)
 		if len(ps) == 0 {
@@ -42,8 +42,9 @@ func TestBusFollowsKODER_EVENT_BUS(t *testing.T) {
 		bus  string
 		want string
 	}{
-		{"", ""},           // redis, URL from KODER_REDIS_URL
-		{"kdb-stream", ""}, // kdbstream in the store
+		{"", ""},             // redis, URL from KODER_REDIS_URL
+		{"redis-stream", ""}, // eventbus's spelling of redis: one variable serves both
+		{"kdb-stream", ""},   // kdbstream in the store
 		{"nats", `transports.bus.bus: provision: bus: "nats": want redis or kdb-stream`},
 	}
 	for _, c := range cases {

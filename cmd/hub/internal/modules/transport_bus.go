@@ -15,22 +15,26 @@ import (
 
 func init() { registry.Register(new(BusTransport)) }
 
-// EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, "redis" or unset
-// for Redis; any other value is refused. The cutover from Redis is this flag and a
+// EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, "redis",
+// "redis-stream" or unset for Redis; any other value is refused. The cutover from Redis is this flag and a
 // restart.
 const EnvEventBus = "KODER_EVENT_BUS"
 
-// Bus values.
+// Bus values. eventbus (the library switch reading the same variable) spells Redis
+// "redis-stream"; both spellings mean Redis here too, so one KODER_EVENT_BUS serves the
+// hub and the services built on eventbus.
 const (
-	BusRedis     = "redis"
-	BusKDBStream = "kdb-stream"
+	BusRedis       = "redis"
+	BusRedisStream = "redis-stream"
+	BusKDBStream   = "kdb-stream"
 )
 
 // BusTransport is the stream bus of R9 (transport.bus): the same naming config resolves
 // to transport.redisstream or transport.kdbstream as KODER_EVENT_BUS (or bus:) says, so
 // switching buses changes no config.
 type BusTransport struct {
-	// Bus is "redis" or "kdb-stream". Default $KODER_EVENT_BUS, else redis.
+	// Bus is "redis" (or "redis-stream") or "kdb-stream". Default $KODER_EVENT_BUS, else
+	// redis.
 	Bus string `yaml:"bus"`
 	// RedisURL is the Redis bus's URL. Default $KODER_REDIS_URL.
 	RedisURL string `yaml:"redis_url"`
@@ -63,7 +67,7 @@ func (m *BusTransport) Provision(pc *registry.ProvisionContext) error {
 		m.Bus = pc.Getenv(EnvEventBus)
 	}
 	switch m.Bus {
-	case "", BusRedis:
+	case "", BusRedis, BusRedisStream:
 		m.Bus = BusRedis
 		m.inner = &RedisTransport{URL: m.RedisURL, Config: redisstream.Config{Service: m.Service, Naming: m.Naming, Stream: m.Stream, MaxLen: m.MaxLen, MinIDAge: m.MinIDAge,
 			Encoding: m.Encoding, DefaultActor: m.DefaultActor, DefaultSubject: m.DefaultSubject}}
