@@ -4,8 +4,9 @@
 // event type loses information the hub must keep: extension integers are truncated to
 // int32 from float64 on structured decode, extension names are not length-checked,
 // `[]byte` data is forced to base64 and HTTP header values are not percent-encoded.
-// Every codec here (structured JSON, HTTP, the R2 Redis fields, Watermill messages)
-// round-trips an Event without loss, which the property tests pin.
+// The flat codecs (HTTP with Eventhub-Ext-Types, the R2 Redis fields, Watermill
+// messages) round-trip an Event without loss, which the property tests pin; structured
+// JSON keeps extension types only up to JSON's own (below).
 //
 // Decoders return events in one normal form, so a round trip compares with
 // reflect.DeepEqual: empty data is no data (nil), times are UTC, an event without

@@ -35,8 +35,9 @@
 //
 // # SSRF
 //
-// Only http and https, no credentials in URLs, no proxy, no redirects; every address a
-// host resolves to must be public, checked at registration and again in the dialer for
+// Only http and https, no credentials in URLs, no environment proxy (an explicit CONNECT
+// proxy, Config.Proxy or Controls.Proxy, is allowed: the checks run before the
+// CONNECT), no redirects; every address a host resolves to must be public, checked at registration and again in the dialer for
 // the address actually dialled, which closes the DNS-rebinding window (H4, H5).
 // Config.Allow opens explicit holes for private deployments.
 //

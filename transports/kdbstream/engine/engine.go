@@ -2,7 +2,8 @@
 // (pure Go, WAL) as the zero-setup default, or PostgreSQL when several processes share
 // streams. It implements the command subset the hub uses (XADD, XGROUP CREATE,
 // XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XDEL, XTRIM, XLEN, XRANGE, XINFO) with
-// Redis 7.0's replies, and streams.Backend so the shared R4 consumer loop runs on it.
+// Redis 7.0's replies, and the Backend interface of internal/streams so the shared R4
+// consumer loop runs on it.
 //
 // Every command is one SQL transaction that first locks the stream's row (SELECT ... FOR
 // UPDATE on PostgreSQL; SQLite has one writer connection), so commands on a stream are

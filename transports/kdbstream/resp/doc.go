@@ -4,10 +4,12 @@
 // URL change for every client, not only for the hub's own Go code.
 //
 // It serves the stream commands of the engine (XADD, XREADGROUP, XREAD, XACK, XCLAIM,
-// XAUTOCLAIM, XPENDING, XGROUP, XINFO, XRANGE, XREVRANGE, XLEN, XTRIM, XDEL), the few key
-// commands the hub's own Redis code sends (EXISTS, SET NX EX, GET, DEL, TYPE, TTL), the
-// connection commands clients send on connect (HELLO, AUTH, PING, SELECT 0, CLIENT,
-// COMMAND, INFO, QUIT), and the Redis transport's two Lua scripts, recognised by their
+// XAUTOCLAIM, XPENDING, XGROUP, XINFO, XRANGE, XREVRANGE, XLEN, XTRIM, XDEL), the key
+// commands the hub's own Redis code and ops tools send (EXISTS, SET NX EX, GET, DEL,
+// UNLINK, TYPE, TTL, PTTL, STRLEN, KEYS, SCAN, DBSIZE, MEMORY), the connection commands
+// clients send on connect (HELLO, AUTH, PING, ECHO, SELECT 0, CLIENT, COMMAND, CONFIG
+// GET, INFO, QUIT), and the Redis transport's two Lua scripts (EVAL, EVALSHA, SCRIPT
+// LOAD and EXISTS), recognised by their
 // SHA1 and run as single engine transactions (see scripts.go). Anything else is
 // "-ERR unknown command", never a silent success.
 //

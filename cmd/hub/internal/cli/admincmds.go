@@ -17,9 +17,11 @@ func addAdminCommands(root *cobra.Command, env *Env) {
 func newDLQCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
-		Short: "Dead-letter queues of stream transports: list, inspect, replay, purge",
-		Long: `dlq calls the admin API of a running hub. <transport> is a transport's name in the
-config (e.g. redis); the DLQ is its <stream>:dlq stream or dead-letter queue.`,
+		Short: "Dead-letter queues of stream transports and sources: list, inspect, replay, purge",
+		Long: `dlq calls the admin API of a running hub. <transport> is the name of a transport or a
+source in the config (redisstream, kdbstream, bus, or a rabbitmq source; e.g. redis). Its
+DLQ is the <stream>:dlq stream (events.dlq for per-category streams) or the RabbitMQ
+dead-letter queue, which can only be purged whole (--all).`,
 		Example: `  hub dlq list redis
   hub dlq inspect redis 1717171717171-0
   hub dlq replay redis 1717171717171-0 1717171717172-0
@@ -114,9 +116,8 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 	}
 	addFields := func(sc *cobra.Command) {
 		sc.Flags().StringVar(&epURL, "url", "", "receiver URL (http or https)")
-		sc.Flags().StringSliceVar(&types, "types", nil, "event type patterns (default: every event, \"*\")")
+		sc.Flags().StringSliceVar(&types, "types", nil, "event type patterns (default \"*\": every event but the hub's own hub.* ones)")
 		sc.Flags().StringVar(&tenant, "tenant", "", "deliver only this tenant's events")
-		sc.Flags().StringVar(&secret, "secret", "", "signing secret (default: generated and printed once)")
 		ctl.add(sc)
 	}
 	create := sub("create", "Register an endpoint (it receives events published from now on)",
@@ -132,7 +133,8 @@ func newEndpointsCmd(env *Env) *cobra.Command {
 			return c.do(cmd, http.MethodPost, "/endpoints", nil, b)
 		})
 	addFields(create)
-	update := sub("update <id>", "Change an endpoint's URL, types, tenant or enabled flag",
+	create.Flags().StringVar(&secret, "secret", "", "signing secret (default: generated and printed once; to change it later: hub endpoints rotate)")
+	update := sub("update <id>", "Change an endpoint's URL, types, tenant, enabled flag or delivery controls",
 		"  hub endpoints update ep_01J... --types 'billing.#'\n  hub endpoints update ep_01J... --disable", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, a []string) error {
 			if enable && disable {
@@ -188,7 +190,7 @@ func newDeliveriesCmd(env *Env) *cobra.Command {
 		})
 	outputFlag(list, &output)
 	list.Flags().StringVar(&endpoint, "endpoint", "", "endpoint id")
-	list.Flags().StringVar(&status, "status", "", "pending, delivered, retrying, dead")
+	list.Flags().StringVar(&status, "status", "", "pending, running, retrying, delivered, dead")
 	list.Flags().StringVar(&since, "since", "", "RFC 3339 time")
 	list.Flags().StringVar(&until, "until", "", "RFC 3339 time")
 	list.Flags().IntVar(&limit, "limit", 100, "maximum deliveries")

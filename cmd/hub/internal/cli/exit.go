@@ -47,9 +47,11 @@ func exitCode(err error) int {
 
 const exitCodesHelp = `Exit codes:
   0  success
-  1  invalid: lint problems, an event the hub rejected, a failed schema check
+  1  invalid: lint problems, a rejected event or request (a 4xx other than 401, 403
+     and 404), a failed schema check, hub init onto an existing file
   2  usage: bad flags or arguments
-  3  unavailable: a service, the ingress or the admin API cannot be reached; start failed
+  3  unavailable: a service, the ingress or the admin API cannot be reached or is
+     unavailable (503); start failed
   4  not found: the admin API has no such object
   5  denied: the admin API refused the token
   6  any other failure`

@@ -91,7 +91,7 @@ database unreachable, 2 usage.`,
 	}
 	fl := run.Flags()
 	fl.StringVar(&redisURL, "redis", "", "source Redis URL (default $KODER_REDIS_URL)")
-	fl.StringVar(&kdb, "kdb", "", "target kdbstream database: URL or SQLite path (default ./data/hub.db)")
+	fl.StringVar(&kdb, "kdb", "", "target kdbstream database: URL or SQLite path (default ./data/hub.db, or $HUB_DATA_DIR/hub.db)")
 	fl.StringArrayVar(&streams, "stream", nil, "stream to copy (repeatable)")
 	fl.BoolVar(&dryRun, "dry-run", false, "read and report what would be copied, write nothing")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")

@@ -1,6 +1,6 @@
-// Package cli is the hub binary's command line (cobra): run, lint, publish, tail, the
-// admin API clients (dlq, endpoints, deliveries, outbox), migrate, schema, modules,
-// version.
+// Package cli is the hub binary's command line (cobra): run, init, lint, publish, tail,
+// status, the admin API clients (dlq, endpoints, deliveries, outbox, keys, links,
+// portal, audit, secrets), token, migrate, schema, modules, version.
 package cli
 
 import (
@@ -101,8 +101,8 @@ to a running hub's ingress and admin API.
 		SilenceErrors: true,
 		Version:       Version,
 	}
-	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default: the config's log.level, else info)")
-	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: text or json (default: the config's log.format, else text)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level of hub run: debug, info, warn, error (default: the config's log.level, else info)")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format of hub run: text or json (default: the config's log.format, else text)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	root.AddCommand(
 		newRunCmd(env, g),

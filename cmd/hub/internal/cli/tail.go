@@ -46,8 +46,9 @@ By default it starts at the end ($) and follows; --from 0 starts at the beginnin
 --no-follow stops at the end.
 
 --failures reads the stream where the hub records each final delivery failure
-(hub.transport.failed events, F1; failures.stream, default hub.failures); -o text
-then shows the failed event's id, route and error.`,
+(hub.transport.failed events, F1): hub.failures, the default; when the config sets
+failures.stream or failures.to, give --stream (and --redis) to match. -o text then shows
+the failed event's id, route and error.`,
 		Example: `  hub tail                                   # the embedded default's "events" stream
   hub tail --stream events --from 0 --no-follow -o text
   hub tail --failures --from 0 -o text       # every recorded delivery failure
@@ -65,7 +66,7 @@ then shows the failed event's id, route and error.`,
 	fl.StringVar(&f.from, "from", "$", "start: $ (new entries), 0 (beginning) or an entry id (exclusive)")
 	fl.IntVarP(&f.count, "count", "n", 0, "stop after n entries (0: no limit)")
 	fl.StringVarP(&f.output, "output", "o", "json", "json (one CloudEvent per line) or text")
-	fl.DurationVar(&f.poll, "poll", 200*time.Millisecond, "kdbstream poll interval")
+	fl.DurationVar(&f.poll, "poll", 200*time.Millisecond, "kdbstream poll interval; Redis XREAD BLOCK time (at least 100ms)")
 	fl.BoolVar(&f.noFollow, "no-follow", false, "stop at the end of the stream")
 	fl.BoolVar(&f.failures, "failures", false, "read the failure stream ("+config.DefaultFailureStream+", or --stream if given)")
 	return cmd
