@@ -12,6 +12,8 @@ import (
 	"github.com/koder/eventhub/hub"
 )
 
+// TestR5_Idempotent: a handler wrapped with the idempotency store runs once per event id
+// (R5; E3: consumers deduplicate by event id).
 func TestR5_Idempotent(t *testing.T) {
 	t.Parallel()
 

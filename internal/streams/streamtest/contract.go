@@ -15,7 +15,8 @@ import (
 	"github.com/koder/eventhub/streams"
 )
 
-// T1RoundTrip: publish, group read, the handler gets the same envelope, the entry is acked.
+// T1RoundTrip: publish, group read, the handler gets the same envelope, the entry is acked
+// (R4.1 the group created at start, R4.2 the read loop, R4.4 XACK on success).
 func T1RoundTrip(t *testing.T, h Harness) {
 	stream := testenv.Name(t)
 	cfg := FastConfig(t, h, stream)
@@ -79,7 +80,8 @@ func T1HandWrittenEntry(t *testing.T, h Harness) {
 }
 
 // T2Idempotency: the same event delivered twice runs the handler twice and changes
-// business state once; with the R5 store the second delivery is skipped.
+// business state once; with the R5 store the second delivery is skipped (R4.3, E3: the
+// consumer deduplicates by event id).
 func T2Idempotency(t *testing.T, h Harness) {
 	t.Run("IdempotentHandler", func(t *testing.T) {
 		stream := testenv.Name(t)
@@ -143,7 +145,7 @@ func T2Idempotency(t *testing.T, h Harness) {
 }
 
 // T3RetryAfterClaim: a failed entry stays pending, is claimed after the idle time and
-// the second attempt runs.
+// the second attempt runs (R4.5).
 func T3RetryAfterClaim(t *testing.T, h Harness) {
 	stream := testenv.Name(t)
 	cfg := FastConfig(t, h, stream)
@@ -170,7 +172,7 @@ func T3RetryAfterClaim(t *testing.T, h Harness) {
 
 // T4DeadLetter: a handler that always fails runs MaxDeliveries (3) times; the entry then
 // sits in "<stream>:dlq" with its fields, the error and the provenance, and is no
-// longer pending.
+// longer pending (R4.6).
 func T4DeadLetter(t *testing.T, h Harness) {
 	stream := testenv.Name(t)
 	cfg := FastConfig(t, h, stream)
