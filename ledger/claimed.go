@@ -180,11 +180,11 @@ func (l *Ledger) Finish(ctx context.Context, outs []Outcome) error {
 			return err
 		}
 		if s.State != rivertype.JobStateCompleted {
-			rest, restBy = append(rest, s), append(restBy, holder(o.Job))
+			rest, restBy = append(rest, s), append(restBy, Holder(o.Job))
 			continue
 		}
 		done[s.ID] = s
-		ids, holders, patches = append(ids, s.ID), append(holders, holder(o.Job)), append(patches, s.MetadataUpdates)
+		ids, holders, patches = append(ids, s.ID), append(holders, Holder(o.Job)), append(patches, s.MetadataUpdates)
 	}
 	if len(done) > 0 {
 		left, err := l.completeRunning(ctx, ids, holders, patches, now)
@@ -335,8 +335,10 @@ func setState(o Outcome, now time.Time) (*riverdriver.JobSetStateIfRunningParams
 	return riverdriver.JobSetStateErrorRetryable(j.ID, next, errData, b), nil
 }
 
-// holder is who holds a running job: the last of its attempted_by, as River records it.
-func holder(j *rivertype.JobRow) string {
+// Holder is the worker id a running job is held under: the last of its attempted_by, as
+// River records it ("" for a job never attempted). A claimed job's holder is the
+// ledger's WorkerID at the claim.
+func Holder(j *rivertype.JobRow) string {
 	if len(j.AttemptedBy) == 0 {
 		return ""
 	}

@@ -87,6 +87,7 @@ func newInliner(t *Transport) *inliner {
 		done:    make(chan struct{}),
 	}
 	in.written = sync.NewCond(&in.mu)
+	in.drained, in.holding, in.lost = map[string]bool{}, map[string]held{}, map[string]bool{}
 	go in.complete()
 	t.l.OnStop(in.drain)
 	t.l.OnFence(in.fenced)
@@ -113,7 +114,7 @@ func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
 	}
 	now := time.Now()
 	in.mu.Lock()
-	if in.drained[holderOf(rows[0])] || in.closed {
+	if in.drained[ledger.Holder(rows[0])] || in.closed {
 		in.mu.Unlock()
 		in.release(rows)
 		return
@@ -165,16 +166,8 @@ func (in *inliner) run(c claimed) {
 // fenced ledger (its presence lost) has given its jobs up to the others' sweep: an
 // attempt now could run beside theirs, so c is left to them, unattempted.
 func (in *inliner) holds(c claimed) bool {
-	by := holderOf(c.job.JobRow)
+	by := ledger.Holder(c.job.JobRow)
 	return by != "" && in.t.l.WorkerID() == by
-}
-
-// holderOf is the worker id a running job is held under (the last of attempted_by).
-func holderOf(j *rivertype.JobRow) string {
-	if len(j.AttemptedBy) == 0 {
-		return ""
-	}
-	return j.AttemptedBy[len(j.AttemptedBy)-1]
 }
 
 // attempt is one first attempt, as River's executor runs a job: its timeout, its
@@ -182,7 +175,7 @@ func holderOf(j *rivertype.JobRow) string {
 func (in *inliner) attempt(c claimed) ledger.Outcome {
 	t := in.t
 	meta := map[string]any{}
-	base, done := in.hold(holderOf(c.job.JobRow))
+	base, done := in.hold(ledger.Holder(c.job.JobRow))
 	defer done()
 	ctx, cancel := context.WithTimeout(context.WithValue(base, metaKey{}, meta), t.cfg.jobTimeout())
 	defer cancel()
@@ -197,9 +190,6 @@ func (in *inliner) attempt(c claimed) ledger.Outcome {
 func (in *inliner) hold(id string) (context.Context, func()) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.holding == nil {
-		in.holding = map[string]held{}
-	}
 	h, ok := in.holding[id]
 	if !ok {
 		h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -228,9 +218,6 @@ func (in *inliner) hold(id string) (context.Context, func()) {
 // outcome is recorded only if nobody took the delivery over meanwhile (ledger.Finish).
 func (in *inliner) fenced(id string) {
 	in.mu.Lock()
-	if in.lost == nil {
-		in.lost = map[string]bool{}
-	}
 	in.lost[id] = true
 	h, ok := in.holding[id]
 	in.mu.Unlock()
@@ -317,9 +304,6 @@ func (in *inliner) drain() {
 	id := in.t.l.WorkerID()
 	in.mu.Lock()
 	if id != "" {
-		if in.drained == nil {
-			in.drained = map[string]bool{}
-		}
 		in.drained[id] = true
 	}
 	backlog := in.backlog
