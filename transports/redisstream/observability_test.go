@@ -103,6 +103,12 @@ func TestR8_LogsAndMetrics(t *testing.T) {
 		t.Fatal("the failing event was not retried to the DLQ")
 	}
 	streamtest.WaitLen(t, harness(t), stream+":dlq", 1)
+	// The consumer counts and logs the move after the backend call that made the DLQ
+	// entry visible, so the record can trail the entry by a moment.
+	testenv.WaitFor(t, 5*time.Second, "the event_dlq record", func() bool {
+		_, ok := logs.find("event_dlq")
+		return ok
+	})
 
 	want := map[string]struct {
 		keys  []string
