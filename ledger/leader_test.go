@@ -15,7 +15,7 @@ import (
 func TestHA_LeaderOnce(t *testing.T) {
 	t.Parallel()
 	const interval = 100 * time.Millisecond
-	a, c, _ := openPair(t, ledger.Postgres, ledger.Config{PresenceInterval: interval, PresenceGrace: 500 * time.Millisecond})
+	a, c, _ := openPair(t, ledger.Postgres, ledger.Config{PresenceInterval: interval, PresenceGrace: 3 * time.Second})
 	testenv.WaitFor(t, 10*time.Second, "one leader", func() bool { return a.Leader() != c.Leader() })
 	leader, other := a, c
 	if c.Leader() {

@@ -184,6 +184,13 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// rejections is how many requests failed signature verification.
+func (rc *receiver) rejections() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.rejected
+}
+
 func (rc *receiver) has(id string) bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()

@@ -196,10 +196,7 @@ func publishAndVerify(t *testing.T, ingress, id string, rcs ...*receiver) {
 		return true
 	})
 	for _, rc := range rcs {
-		rc.mu.Lock()
-		rejected := rc.rejected
-		rc.mu.Unlock()
-		if rejected > 0 {
+		if rejected := rc.rejections(); rejected > 0 {
 			t.Errorf("a receiver rejected %d signatures", rejected)
 		}
 	}

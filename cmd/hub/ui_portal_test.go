@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/koder/eventhub/cmd/hub/internal/ui"
+	"github.com/koder/eventhub/internal/testenv"
+	"github.com/koder/eventhub/transports/webhook"
 )
 
 // api calls the admin API with the hub's token.
@@ -92,13 +94,14 @@ func TestUI_Portal(t *testing.T) {
 	h := startUIHub(t, "    frame_ancestors: [\""+siteURL+"\"]\n    theme: {accent: \"#0f766e\", radius: \"10px\"}\n")
 	acmeEP, globexEP := h.endpointFor(t, "acme"), h.endpointFor(t, "globex")
 	acmeEv, globexEv := h.publish(t, "acme", "order.created"), h.publish(t, "globex", "order.created")
-	deadline := time.Now().Add(30 * time.Second)
-	for len(h.deliveriesOf(t, acmeEP)) == 0 || len(h.deliveriesOf(t, globexEP)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("deliveries of both tenants never appeared")
-		}
-		time.Sleep(100 * time.Millisecond)
+	// Delivered, not only listed: the delivery row exists from the ingress's commit, its
+	// attempts only once the first attempt finished (the delivery page shows them, and
+	// the bulk resend below compares globex's attempt count).
+	delivered := func(ep string) bool {
+		ds := h.deliveriesOf(t, ep)
+		return len(ds) > 0 && ds[0]["state"] == string(webhook.DeliveryDelivered)
 	}
+	testenv.WaitFor(t, 30*time.Second, "both tenants' deliveries delivered", func() bool { return delivered(acmeEP) && delivered(globexEP) })
 	globexDelivery := strconv.Itoa(int(h.deliveriesOf(t, globexEP)[0]["id"].(float64)))
 	link := h.portalLink(t, "acme", "1h")
 
@@ -214,9 +217,9 @@ func TestUI_Portal(t *testing.T) {
 	}
 
 	// An expired link is refused.
-	short := h.portalLink(t, "acme", "1s")
+	short := h.portalLink(t, "acme", "3s")
 	do(t, ctx, "short link", chromedp.Navigate(short), chromedp.WaitVisible(chromedp.ID("ep-url")))
-	deadline = time.Now().Add(20 * time.Second) // 1s of life plus the verifier's 5s clock skew
+	deadline := time.Now().Add(25 * time.Second) // 3s of life plus the verifier's 5s clock skew
 	for {
 		resp, err := http.Get(short)
 		must(t, err)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -136,10 +137,7 @@ admin: {listen: "off"}
 			return out
 		}
 		testenv.WaitFor(t, 10*time.Second, "the failure event in the store", func() bool { return len(failures(a)) == 1 })
-		recorded := counter(t, a, "hub_failure_events_total", config.DefaultFailureStream, "recorded")
-		if recorded != 1 {
-			t.Errorf("hub_failure_events_total{outcome=recorded} = %v, want 1", recorded)
-		}
+		waitCounter(t, a, "hub_failure_events_total", config.DefaultFailureStream, "recorded", 1)
 		closeApp(t, a)
 
 		a = startIn(t, dir, yaml)
@@ -186,10 +184,23 @@ admin: {listen: "off"}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no failure event reached failures.to")
 		}
-		if got := counter(t, a, "hub_failure_events_total", "audit", "recorded"); got != 1 {
-			t.Errorf("recorded = %v", got)
-		}
+		waitCounter(t, a, "hub_failure_events_total", "audit", "recorded", 1)
 	})
+}
+
+// waitCounter waits for a counter of the app's registry to reach want: the sink counts
+// a failure event after its transport's Send returned, so the event can be seen (in the
+// store, on the channel) a moment before it is counted.
+func waitCounter(t *testing.T, a *app.App, name, sink, outcome string, want float64) {
+	t.Helper()
+	var got float64
+	testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("%s{sink=%s,outcome=%s} = %v", name, sink, outcome, want), func() bool {
+		got = counter(t, a, name, sink, outcome)
+		return got >= want
+	})
+	if got != want {
+		t.Errorf("%s{sink=%s,outcome=%s} = %v, want %v", name, sink, outcome, got, want)
+	}
 }
 
 // counter reads a counter of the app's registry by name and labels (sink, outcome).
