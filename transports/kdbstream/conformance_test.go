@@ -64,7 +64,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 	}
 	c, err := NewConsumer(h.eng, streams.ConsumerConfig{
 		Stream: h.stream, Group: group, Consumer: "c-" + testenv.Name(h.t), Start: "0",
-		Block: time.Second, ClaimMinIdle: 300 * time.Millisecond, ClaimInterval: 200 * time.Millisecond,
+		Block: time.Second, ClaimMinIdle: time.Second, ClaimInterval: 200 * time.Millisecond,
 		MaxDeliveries: 100, DrainTimeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -77,20 +77,23 @@ func testO4KDBInTx(t *testing.T, b ledger.Backend) {
 	l, eng, _, ob := sharedSetup(t, b)
 
 	// The engine's own committer runs on the shared handle too.
-	if _, _, err := eng.XAdd(ctx, engine.Add{Stream: "events", Values: []string{"k", "v"}}); err != nil {
+	first, _, err := eng.XAdd(ctx, engine.Add{Stream: "events", Values: []string{"k", "v"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 
 	// A reader blocked at the end of the stream, woken by the enqueue's commit: with
-	// a 30 s BLOCK a missing wake-up shows as an empty reply.
+	// a 30 s BLOCK a missing wake-up shows as an empty reply. It reads after the first
+	// entry's id rather than "$", which a read that started after the enqueue would
+	// resolve past the entry.
 	read := make(chan []engine.StreamEntries, 1)
 	readErr := make(chan error, 1)
 	go func() {
-		res, err := eng.XRead(ctx, []string{"events"}, []string{"$"}, 10, 30*time.Second)
+		res, err := eng.XRead(ctx, []string{"events"}, []string{first.String()}, 10, 30*time.Second)
 		readErr <- err
 		read <- res
 	}()
-	time.Sleep(100 * time.Millisecond) // let the read block (a read after the append would find it anyway)
+	time.Sleep(100 * time.Millisecond) // usually lets the read block first, so the wake-up path is what finds the entry
 
 	ev := transporttest.NewEvent(1)
 	if err := ob.Enqueue(ctx, []hub.OutboxItem{{Destination: "events", Event: ev}}); err != nil {
@@ -112,7 +115,7 @@ func testO4KDBInTx(t *testing.T, b ledger.Backend) {
 
 	// A failed transaction: neither the caller's work nor the entry.
 	boom := errors.New("business rule failed")
-	err := l.InTx(ctx, func(tx any) error {
+	err = l.InTx(ctx, func(tx any) error {
 		if err := ob.EnqueueTx(ctx, tx, []hub.OutboxItem{{Destination: "events", Event: transporttest.NewEvent(2)}}); err != nil {
 			return err
 		}

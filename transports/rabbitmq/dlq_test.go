@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/koder/eventhub/cloudevent"
@@ -56,8 +57,16 @@ func TestE6_DLQAdmin(t *testing.T) {
 		}
 	})
 
+	// Each scan (List, Inspect) returns what it read the same way: wait for it before
+	// the next scan, or the next one would miss messages still on their way back.
+	settled := func(t *testing.T, want int) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("the DLQ to hold %d ready messages", want), func() bool { return b.queueDepth(t, DLQName(b.queue)) == want })
+	}
+
 	t.Run("ReplayOne", func(t *testing.T) {
 		close(healed)
+		settled(t, 3)
 		n, err := d.Replay(ctx, evs[0].ID)
 		if err != nil || n != 1 {
 			t.Fatalf("Replay = %d, %v", n, err)
@@ -66,12 +75,14 @@ func TestE6_DLQAdmin(t *testing.T) {
 		if got[0].ID != evs[0].ID {
 			t.Fatalf("replayed %s, want %s", got[0].ID, evs[0].ID)
 		}
+		settled(t, 2)
 		if left, _ := d.List(ctx, 0); len(left) != 2 {
 			t.Fatalf("DLQ holds %d after replaying one, want 2", len(left))
 		}
 	})
 
 	t.Run("Purge", func(t *testing.T) {
+		settled(t, 2)
 		n, err := d.Purge(ctx)
 		if err != nil || n != 2 {
 			t.Fatalf("Purge = %d, %v; want 2", n, err)

@@ -183,6 +183,9 @@ func TestCommitterHoldsNoStreamWhileWaiting(t *testing.T) {
 	ctx := context.Background()
 	cfg := postgresConfigT(t, nil)
 	e := openT(t, cfg)
+	// The test must take "a" while the committer still retries without waiting: give
+	// it longer than the default 2s, which a loaded machine can use up.
+	e.lockRetryFor.Store(int64(30 * time.Second))
 	pool := pgxPool(t, cfg)
 	for _, s := range []string{"a", "b"} {
 		if _, _, err := e.XAdd(ctx, Add{Stream: s, Values: []string{"k", "0"}}); err != nil {

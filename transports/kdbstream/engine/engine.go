@@ -143,6 +143,7 @@ type Engine struct {
 	fullReads     sync.Map     // stream\x00group\x00consumer whose last ">" read filled COUNT
 	keySets       atomic.Int64 // SETs so far (keys.go sweeps expired strings every sweepKeysEvery)
 	lockRetries   atomic.Int64 // committer batches tried again after a NOWAIT lock found a stream held
+	lockRetryFor  atomic.Int64 // nanoseconds of NOWAIT retries before waiting for every lock (lockorder.go)
 	cursors       scanCursors  // SCAN's cursors (scan.go)
 }
 

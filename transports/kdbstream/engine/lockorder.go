@@ -29,7 +29,11 @@ const (
 // inTxLocking runs fn in a transaction (inTxRaw), again while its NOWAIT locks find a
 // stream held (see above); noWait tells fn which locks to take.
 func (e *Engine) inTxLocking(ctx context.Context, fn func(tx *sql.Tx, noWait bool) error) error {
-	pause, deadline := lockRetryFirst, time.Now().Add(lockRetryFor)
+	retryFor := lockRetryFor
+	if d := e.lockRetryFor.Load(); d > 0 { // a test's
+		retryFor = time.Duration(d)
+	}
+	pause, deadline := lockRetryFirst, time.Now().Add(retryFor)
 	for {
 		noWait := e.Postgres() && time.Now().Before(deadline)
 		err := e.inTxRaw(ctx, false, func(tx *sql.Tx) error { return fn(tx, noWait) })

@@ -129,7 +129,7 @@ func (h *confHarness) Consume(group string, handler hub.Handler) func() {
 	}
 	c, err := redisstream.NewConsumer(h.client, streams.ConsumerConfig{
 		Stream: h.stream, Group: group, Consumer: "c-" + strconv.FormatInt(time.Now().UnixNano(), 36), Start: "0",
-		Block: 100 * time.Millisecond, ClaimMinIdle: 400 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
+		Block: 100 * time.Millisecond, ClaimMinIdle: time.Second, ClaimInterval: 50 * time.Millisecond,
 		MaxDeliveries: 10, DrainTimeout: 5 * time.Second, Logger: h.logger,
 	})
 	if err != nil {
