@@ -34,7 +34,8 @@ type DeadLetter struct {
 // AMQP 0-9-1 has no way to read a queue without taking messages off it, so List and
 // Inspect get messages without acking them and then close the channel, which returns
 // them to the queue in their original order (classic queues; quorum queues requeue at
-// the back). They see at most DefaultDLQScanLimit messages.
+// the back), and wait (up to returnWait) until the queue has them back. They see at
+// most DefaultDLQScanLimit messages.
 type DLQ struct {
 	cfg  Config
 	conn *amqp.Connection
@@ -73,14 +74,69 @@ func (d *DLQ) Close() error {
 	return nil
 }
 
+// returnWait bounds how long a scan waits for the messages it returned to be ready
+// again (see scan).
+const returnWait = 2 * time.Second
+
 // scan gets up to limit messages (without ack) and calls fn for each; fn returns true
 // to ack (remove) the message. Unacked ones return to the queue when the channel closes.
+//
+// A quorum queue takes them back asynchronously, after the close has returned, so
+// scan then waits (up to returnWait) until the queue holds as many ready messages as
+// before it less those it removed: a List followed at once by a Replay or Inspect, as
+// an operator or a script does, must not miss messages still on their way back.
 func (d *DLQ) scan(ctx context.Context, limit int, fn func(*amqp.Channel, *amqp.Delivery, *DeadLetter) (bool, error)) error {
 	ch, err := d.conn.Channel()
 	if err != nil {
 		return wrap(err)
 	}
+	q, err := ch.QueueDeclarePassive(DLQName(d.cfg.Queue), true, false, false, false, nil)
+	if err != nil {
+		ch.Close()
+		return wrap(err)
+	}
+	removed := 0
+	err = d.scanOn(ctx, ch, limit, func(ch *amqp.Channel, m *amqp.Delivery, dl *DeadLetter) (bool, error) {
+		done, err := fn(ch, m, dl)
+		if done && err == nil {
+			removed++
+		}
+		return done, err
+	})
+	if cerr := ch.Close(); cerr != nil && err == nil && !errors.Is(cerr, amqp.ErrClosed) {
+		err = wrap(cerr)
+	}
+	if err == nil {
+		d.awaitReady(ctx, q.Messages-removed)
+	}
+	return err
+}
+
+// awaitReady waits, up to returnWait, until the DLQ holds at least want ready messages.
+// Best effort: another operator's purge or replay can keep it below, and the scan's
+// result stands either way.
+func (d *DLQ) awaitReady(ctx context.Context, want int) {
+	ch, err := d.conn.Channel()
+	if err != nil {
+		return
+	}
 	defer ch.Close()
+	deadline := time.Now().Add(returnWait)
+	for {
+		q, err := ch.QueueDeclarePassive(DLQName(d.cfg.Queue), true, false, false, false, nil)
+		if err != nil || q.Messages >= want || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// scanOn is scan's loop on an open channel.
+func (d *DLQ) scanOn(ctx context.Context, ch *amqp.Channel, limit int, fn func(*amqp.Channel, *amqp.Delivery, *DeadLetter) (bool, error)) error {
 	if err := ch.Confirm(false); err != nil {
 		return wrap(err)
 	}
