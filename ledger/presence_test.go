@@ -180,18 +180,24 @@ func TestO2_PresenceFencesBeforeTakeover(t *testing.T) {
 	}
 	cut := time.Now()
 
+	// Liveness: within the grace (twice that under CI, whose loaded runners can delay a
+	// ping; what must never happen, two runs at once, is checked below without a clock).
+	within := grace
+	if testenv.InCI() {
+		within *= 2
+	}
 	select {
 	case <-first.ended:
-	case <-time.After(grace):
-		t.Fatalf("the fenced worker did not cancel its run within the grace %s", grace)
+	case <-time.After(within):
+		t.Fatalf("the fenced worker did not cancel its run within %s (grace %s)", within, grace)
 	}
 	select {
 	case id := <-fencedIDs:
 		if id != oldID {
 			t.Fatalf("OnFence called with %q, want the fenced worker id %s", id, oldID)
 		}
-	case <-time.After(grace):
-		t.Fatal("OnFence not called within the grace")
+	case <-time.After(within):
+		t.Fatalf("OnFence not called within %s (grace %s)", within, grace)
 	}
 	// The fenced worker recorded its cancelled run itself (its pool still works), so
 	// the job may run again before the grace; if its record had been lost, the others
@@ -258,7 +264,11 @@ func TestO2_PresenceTakeoverAtOnce(t *testing.T) {
 		if b == ledger.Postgres {
 			bound += grace
 		}
-		if took > bound+time.Second {
+		slack := time.Second
+		if testenv.InCI() {
+			slack = 3 * time.Second
+		}
+		if took > bound+slack {
 			t.Fatalf("taken over %s after the presence ended, want within ~%s", took, bound)
 		}
 		<-second.ended
