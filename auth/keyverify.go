@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"time"
+
+	"github.com/koder/eventhub/internal/flight"
 )
 
 // cacheEntry is one id's cached row: key nil means "no such key" (cached too, so a
@@ -63,14 +65,13 @@ func (s *KeyStore) cached(ctx context.Context, id string) (*APIKey, error) {
 			return e.key, nil
 		}
 	}
-	v, err, _ := s.group.Do(id, func() (any, error) {
+	// A caller whose context ends stops waiting; the query goes on for the others, for
+	// at most 5 s (flight.Do).
+	return flight.Do(ctx, &s.group, id, 5*time.Second, func(qctx context.Context) (*APIKey, error) {
 		// One token per query, not per caller: concurrent misses of an id share both.
 		if !s.lookups.Allow() {
 			return nil, &RateLimitError{Msg: "auth: too many API key lookups; retry shortly", RetryAfter: time.Second}
 		}
-		// A fresh context: the query serves every waiter, not only the first caller.
-		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
 		loaded := s.now()
 		s.mu.RLock()
 		gen := s.gen
@@ -82,10 +83,6 @@ func (s *KeyStore) cached(ctx context.Context, id string) (*APIKey, error) {
 		s.store(id, gen, cacheEntry{key: k, loaded: loaded})
 		return k, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*APIKey), nil
 }
 
 // store caches e unless a change made here invalidated the cache since the row was
