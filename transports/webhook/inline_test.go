@@ -346,12 +346,14 @@ func TestTP_FirstAttemptCancelledWhenFenced(t *testing.T) {
 	}
 	// Nobody took it over here (the ledger was not really fenced): the cancelled
 	// attempt is recorded as a failed attempt 1, for River to retry.
-	var d *Delivery
+	var id int64
 	testenv.WaitFor(t, 30*time.Second, "the cancelled attempt recorded", func() bool {
 		ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
-		d = ds[0]
-		return len(ds) == 1 && readJob(t, tb, d.ID).state != "running"
+		id = ds[0].ID
+		return len(ds) == 1 && readJob(t, tb, id).state != "running"
 	})
+	// Read the delivery again: the listing above can predate the outcome its job read saw.
+	d := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})[0]
 	if r := readJob(t, tb, d.ID); !r.claimed || r.attempt != 1 || r.errors != 1 || d.LastCode != "Canceled" {
 		t.Fatalf("job = %+v, last code %q; want the claimed attempt 1 recorded with its error, Canceled", r, d.LastCode)
 	}
