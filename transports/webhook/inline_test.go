@@ -349,8 +349,11 @@ func TestTP_FirstAttemptCancelledWhenFenced(t *testing.T) {
 	var id int64
 	testenv.WaitFor(t, 30*time.Second, "the cancelled attempt recorded", func() bool {
 		ds := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})
+		if len(ds) != 1 {
+			return false
+		}
 		id = ds[0].ID
-		return len(ds) == 1 && readJob(t, tb, id).state != "running"
+		return readJob(t, tb, id).state != "running"
 	})
 	// Read the delivery again: the listing above can predate the outcome its job read saw.
 	d := tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID})[0]
