@@ -52,6 +52,7 @@ type inliner struct {
 	running sync.WaitGroup
 	results chan ledger.Outcome
 	quit    chan struct{} // Close: the completer stops
+	flush   chan struct{} // drain: write the batch being filled now, not after inlineLinger
 	done    chan struct{} // the completer has stopped
 }
 
@@ -84,6 +85,7 @@ func newInliner(t *Transport) *inliner {
 		maxWait: min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
 		results: make(chan ledger.Outcome, 4*t.cfg.Workers),
 		quit:    make(chan struct{}),
+		flush:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	in.written = sync.NewCond(&in.mu)
@@ -279,7 +281,7 @@ func (in *inliner) complete() {
 				batch = append(batch, o)
 			case <-linger.C:
 				break fill
-			case <-in.quit:
+			case <-in.flush:
 				break fill
 			}
 		}
@@ -342,6 +344,10 @@ func (in *inliner) drain() {
 	}
 	in.release(rows)
 	in.running.Wait()
+	select { // every outcome is in; a Stop need not wait out the linger
+	case in.flush <- struct{}{}:
+	default:
+	}
 	in.mu.Lock()
 	for in.unwritten > 0 {
 		in.written.Wait()
