@@ -95,14 +95,7 @@ func (d *DLQ) scan(ctx context.Context, limit int, fn func(*amqp.Channel, *amqp.
 		ch.Close()
 		return wrap(err)
 	}
-	removed := 0
-	err = d.scanOn(ctx, ch, limit, func(ch *amqp.Channel, m *amqp.Delivery, dl *DeadLetter) (bool, error) {
-		done, err := fn(ch, m, dl)
-		if done && err == nil {
-			removed++
-		}
-		return done, err
-	})
+	removed, err := d.scanOn(ctx, ch, limit, fn)
 	if cerr := ch.Close(); cerr != nil && err == nil && !errors.Is(cerr, amqp.ErrClosed) {
 		err = wrap(cerr)
 	}
@@ -135,33 +128,34 @@ func (d *DLQ) awaitReady(ctx context.Context, want int) {
 	}
 }
 
-// scanOn is scan's loop on an open channel.
-func (d *DLQ) scanOn(ctx context.Context, ch *amqp.Channel, limit int, fn func(*amqp.Channel, *amqp.Delivery, *DeadLetter) (bool, error)) error {
+// scanOn is scan's loop on an open channel; it returns how many messages it acked.
+func (d *DLQ) scanOn(ctx context.Context, ch *amqp.Channel, limit int, fn func(*amqp.Channel, *amqp.Delivery, *DeadLetter) (bool, error)) (acked int, err error) {
 	if err := ch.Confirm(false); err != nil {
-		return wrap(err)
+		return 0, wrap(err)
 	}
 	for range limit {
 		if err := ctx.Err(); err != nil {
-			return err
+			return acked, err
 		}
 		m, ok, err := ch.Get(DLQName(d.cfg.Queue), false)
 		if err != nil {
-			return wrap(err)
+			return acked, wrap(err)
 		}
 		if !ok {
-			return nil
+			return acked, nil
 		}
 		done, err := fn(ch, &m, toDeadLetter(&m))
 		if err != nil {
-			return err
+			return acked, err
 		}
 		if done {
 			if err := m.Ack(false); err != nil {
-				return wrap(err)
+				return acked, wrap(err)
 			}
+			acked++
 		}
 	}
-	return nil
+	return acked, nil
 }
 
 func toDeadLetter(m *amqp.Delivery) *DeadLetter {
