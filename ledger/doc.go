@@ -62,8 +62,7 @@
 // JobRescueMany, guarded by state and attempted_at so concurrent sweeps are harmless),
 // making them available at once: the bound is RescueStuckJobsAfter + RescueInterval.
 // River's rescuer is configured with twice the lease plus RescueInterval so it stays a
-// backstop: it would
-// discard stuck jobs whose kind the leader has no worker for.
+// backstop: it would discard stuck jobs whose kind the leader has no worker for.
 //
 // # Presence: a dead worker's jobs in seconds
 //

@@ -37,8 +37,9 @@
 //
 // Only http and https, no credentials in URLs, no environment proxy (an explicit CONNECT
 // proxy, Config.Proxy or Controls.Proxy, is allowed: the checks run before the
-// CONNECT), no redirects; every address a host resolves to must be public, checked at registration and again in the dialer for
-// the address actually dialled, which closes the DNS-rebinding window (H4, H5).
+// CONNECT), no redirects; every address a host resolves to must be public, checked at
+// registration and again in the dialer for the address actually dialled, which closes
+// the DNS-rebinding window (H4, H5).
 // Config.Allow opens explicit holes for private deployments.
 //
 // See docs/webhook.md for the tables (retry, responses, blocked ranges) and the

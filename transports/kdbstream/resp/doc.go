@@ -9,9 +9,8 @@
 // UNLINK, TYPE, TTL, PTTL, STRLEN, KEYS, SCAN, DBSIZE, MEMORY), the connection commands
 // clients send on connect (HELLO, AUTH, PING, ECHO, SELECT 0, CLIENT, COMMAND, CONFIG
 // GET, INFO, QUIT), and the Redis transport's two Lua scripts (EVAL, EVALSHA, SCRIPT
-// LOAD and EXISTS), recognised by their
-// SHA1 and run as single engine transactions (see scripts.go). Anything else is
-// "-ERR unknown command", never a silent success.
+// LOAD and EXISTS), recognised by their SHA1 and run as single engine transactions (see
+// scripts.go). Anything else is "-ERR unknown command", never a silent success.
 //
 // One goroutine per connection reads its requests (reader.go frames RESP multibulk
 // requests itself and leaves inline ones to github.com/tidwall/redcon's parser) and runs

@@ -34,8 +34,9 @@ are encrypted with the key file ./data/hub.db.key (made on the first run).
 HUB_ADMIN_ADDR, which the embedded default (and any config that references them) uses.
 
 SIGINT or SIGTERM stops intake at once, drains in-flight work for up to the config's
-shutdown_timeout and exits 0 (6 when the drain did not finish in time). Events the ingress acknowledged (202) on an outbox route
-are in the database and are delivered after a restart.`,
+shutdown_timeout and exits 0 (6 when the drain did not finish in time). Events the
+ingress acknowledged (202) on an outbox route are in the database and are delivered
+after a restart.`,
 		Example: `  hub run
   hub run --data-dir /var/lib/hub --ingress-addr 127.0.0.1:9080
   hub run -c hub.yaml --log-format json`,

@@ -16,8 +16,8 @@ import (
 func init() { registry.Register(new(BusTransport)) }
 
 // EnvEventBus selects the stream bus (R9): "kdb-stream" for kdbstream, "redis",
-// "redis-stream" or unset for Redis; any other value is refused. The cutover from Redis is this flag and a
-// restart.
+// "redis-stream" or unset for Redis; any other value is refused. The cutover from Redis
+// is this flag and a restart.
 const EnvEventBus = "KODER_EVENT_BUS"
 
 // Bus values. eventbus (the library switch reading the same variable) spells Redis
