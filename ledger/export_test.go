@@ -47,3 +47,6 @@ func Fetches(l *Ledger) int64 {
 	}
 	return l.wake.fetches.Load()
 }
+
+// UnusedRiverIndexes are the River indexes the ledger drops after migrating.
+var UnusedRiverIndexes = unusedRiverIndexes

@@ -59,8 +59,31 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
 	}
+	for _, name := range unusedRiverIndexes {
+		idx := pgx.Identifier{name}
+		if cfg.Schema != "" {
+			idx = pgx.Identifier{cfg.Schema, name}
+		}
+		// CONCURRENTLY: replicas already running on this table keep writing while an
+		// upgraded one drops them (it cannot run in a transaction, hence one each).
+		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+idx.Sanitize()); err != nil {
+			return hub.Errorf(hub.Unavailable, "ledger: migrate: drop index %s: %w", name, err)
+		}
+	}
 	return nil
 }
+
+// unusedRiverIndexes are the GIN indexes River's migration 002 puts on river_job's
+// args and metadata, which the ledger drops after migrating. No query of the hub's
+// uses them (it looks deliveries up by id, tags and expression indexes of its own,
+// transports/webhook), nor any of River's (v0.51) but JobList's Metadata filter, which
+// the hub never sets. They cost every
+// job's insert and every state change (not a HOT update: state is indexed) an entry per
+// key and per value of the job's JSON, about twenty for a webhook delivery, and their
+// pending lists are merged into the index in the foreground of whichever insert fills
+// them: dropped, deliveries on PostgreSQL ran about 16% faster (docs/BENCHMARKS.md).
+// TestRiverMigrationsLeaveGINIndexesAlone fails if a later River migration names them.
+var unusedRiverIndexes = []string{"river_job_args_index", "river_job_metadata_index"}
 
 func migrateSQLite(ctx context.Context, driver *riversqlite.Driver, cfg Config) error {
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: cfg.Logger})

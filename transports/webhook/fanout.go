@@ -60,15 +60,31 @@ func (t *Transport) queued(ctx context.Context, tx any, epID string, limit int) 
 }
 
 // queuedSQL is the count of the waiting deliveries of endpoint id, up to limit rows
-// (both SQL expressions).
+// (both SQL expressions). On PostgreSQL waitingIndexSQL's index serves it.
 func (t *Transport) queuedSQL(id, limit string) string {
-	match := `args @> jsonb_build_object('endpoint_id', ` + id + `::text)` // River's GIN index on args
-	if t.l.Backend() == ledger.SQLite {
-		match = `json_extract(args, '$.endpoint_id') = ` + id
-	}
 	return `(SELECT count(*) FROM (SELECT 1 FROM ` + t.l.Table("river_job") + `
-		WHERE kind = 'webhook_delivery' AND ` + match + `
-		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled') LIMIT ` + limit + `) q)`
+		WHERE ` + waitingDeliveries + ` AND ` + t.argExpr("endpoint_id") + ` = ` + id + `
+		LIMIT ` + limit + `) q)`
+}
+
+// waitingDeliveries is what makes a job a waiting delivery: queuedSQL's condition and
+// the predicate of its index, in the same words (PostgreSQL uses a partial index only
+// for a query whose condition implies the index's).
+const waitingDeliveries = `kind = 'webhook_delivery' AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')`
+
+// waitingIndexSQL indexes the waiting deliveries by endpoint on PostgreSQL, for the
+// count of a capped endpoint's queue. River's own GIN index on args, which served the
+// count before, is dropped by the ledger (it cost every job an entry per JSON key and
+// value, ledger/open.go); this one costs a delivery one entry while it waits, none once
+// it is finished, and finds an endpoint's waiting deliveries without reading its
+// finished ones. SQLite has no index for it (a count scans the waiting deliveries) and
+// keeps its writes lean: its one writer pays for every index on every delivery.
+func (t *Transport) waitingIndexSQL() string {
+	if t.l.Backend() != ledger.Postgres {
+		return `SELECT 1`
+	}
+	return `CREATE INDEX IF NOT EXISTS webhook_delivery_waiting ON ` + t.l.Table("river_job") +
+		` (` + t.argExpr("endpoint_id") + `) WHERE ` + waitingDeliveries
 }
 
 // lockQueuedSQL takes a transaction-scoped advisory lock per endpoint id of $1 (by its

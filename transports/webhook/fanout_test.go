@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/ledger"
@@ -109,4 +111,42 @@ func TestDC_QueuedCapUnderConcurrentSends(t *testing.T) {
 			t.Fatalf("%d deliveries queued and %d sends refused; want %d and %d", n, refused, capacity, racers-capacity)
 		}
 	})
+}
+
+// TestDC_QueuedCountUsesItsIndex: on PostgreSQL a capped endpoint's count reads the
+// partial index of waiting deliveries (waitingIndexSQL), not the whole history of the
+// table, and counts right.
+func TestDC_QueuedCountUsesItsIndex(t *testing.T) {
+	t.Parallel()
+	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{}, false)
+	ep := tb.endpoint(t, "/capped", "user.*")
+	for range 3 {
+		if err := tb.tr.Send(tb.ctx, []*cloudevent.Event{newEvent(t, "user.created")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := tb.l.Pool().Begin(tb.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(tb.ctx) }()
+	// A tiny table is read whole whatever its indexes; forbid that, as a big one would.
+	if _, err := tx.Exec(tb.ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(tb.ctx, `EXPLAIN SELECT `+tb.tr.queuedSQL("$1::text", "10"), ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(lines, "\n"); !strings.Contains(p, "webhook_delivery_waiting") {
+		t.Fatalf("the queued count does not read webhook_delivery_waiting:\n%s", p)
+	}
+	var n int
+	if err := tx.QueryRow(tb.ctx, `SELECT `+tb.tr.queuedSQL("$1::text", "10"), ep.ID).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("queued count: %d, %v; want 3", n, err)
+	}
 }

@@ -136,8 +136,8 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	if err := t.st.migrate(ctx, l); err != nil {
 		return nil, err
 	}
-	if err := l.CreateTables(ctx, t.orderIndexSQL()); err != nil {
-		return nil, dbErr("migrate: ordering index", err)
+	if err := l.CreateTables(ctx, t.orderIndexSQL(), t.waitingIndexSQL()); err != nil {
+		return nil, dbErr("migrate: delivery indexes", err)
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)
 	if err != nil {
