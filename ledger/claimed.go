@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/koder/eventhub/hub"
@@ -33,13 +36,13 @@ import (
 // and never worked twice while its holder lives; the holder must finish or release it
 // within the lease.
 //
-// PostgreSQL only for now (ErrNoClaim on SQLite): the embedded default's single
-// connection makes River's fetch cheap there, and its batched completion
-// (sqlite_complete.go) already takes the completion's cost.
+// Both backends claim. On SQLite River's fetch holds the one connection too: profiled
+// on the embedded default under load, it was the largest single cost (about a fifth
+// of the hub's CPU, each fetched row's JSON converted and decoded back).
 
 // ErrNoClaim is InsertClaimedTx's answer when the ledger cannot claim jobs now: not
-// working (before Start, after Stop, while fenced), on SQLite, or in a transaction of
-// another type. Nothing was written; insert the jobs the ordinary way.
+// working (before Start, after Stop, while fenced), or in a transaction of another
+// type than InTx's. Nothing was written; insert the jobs the ordinary way.
 var ErrNoClaim = errors.New("ledger: cannot claim jobs here")
 
 // InsertClaimedTx inserts params in tx (a pgx.Tx of InTx) as jobs already running under
@@ -49,8 +52,9 @@ var ErrNoClaim = errors.New("ledger: cannot claim jobs here")
 // River's producers, attempt unspent, by finishing it with a zero JobSnoozeError.
 // It refuses (ErrNoClaim) where claiming is not possible; see the package comment above.
 func (l *Ledger) InsertClaimedTx(ctx context.Context, tx any, params []river.InsertManyParams) ([]*rivertype.JobRow, error) {
-	ptx, ok := tx.(pgx.Tx)
-	if !ok || l.backend != Postgres {
+	ptx, isPg := tx.(pgx.Tx)
+	stx, isSQLite := tx.(*sql.Tx)
+	if !(isPg && l.backend == Postgres) && !(isSQLite && l.backend == SQLite) {
 		return nil, ErrNoClaim
 	}
 	worker := l.claimWorker()
@@ -89,26 +93,18 @@ func (l *Ledger) InsertClaimedTx(ctx context.Context, tx any, params []river.Ins
 		}
 	}
 	now := Truncate(time.Now())
-	// One statement whatever the batch (no COPY: its three round trips cost more than
-	// the rows for the small batches of an ingress). The RETURNING order is the
-	// SELECT's, as River's own batch insert relies on.
-	rows, err := ptx.Query(ctx, `INSERT INTO `+l.Table("river_job")+` (args, attempt, attempted_at, attempted_by,
-			created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
-		SELECT a, 1, $1, ARRAY[$2::text], $1, k, m, '{}', 1, q, $1, 'running',
-			CASE WHEN t = '' THEN '{}'::varchar(255)[] ELSE string_to_array(t, ',')::varchar(255)[] END
-		FROM unnest($3::jsonb[], $4::text[], $5::smallint[], $6::text[], $7::text[]) AS u(a, k, m, q, t)
-		RETURNING id`, now, worker, args, kinds, maxAtt, queues, tags)
+	var ids []int64
+	var err error
+	if isPg {
+		ids, err = l.insertClaimedPg(ctx, ptx, now, worker, args, kinds, maxAtt, queues, tags)
+	} else {
+		ids, err = insertClaimedSQLite(ctx, stx, now, worker, args, kinds, maxAtt, queues, tagv)
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*rivertype.JobRow, 0, n)
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		i := len(out)
+	for i, id := range ids {
 		at := now
 		out = append(out, &rivertype.JobRow{
 			ID: id, Attempt: 1, AttemptedAt: &at, AttemptedBy: []string{worker}, CreatedAt: now,
@@ -117,14 +113,82 @@ func (l *Ledger) InsertClaimedTx(ctx context.Context, tx any, params []river.Ins
 			Tags: tagv[i],
 		})
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	if len(out) != n {
 		return nil, hub.Errorf(hub.Internal, "ledger: inserted %d claimed jobs of %d", len(out), n)
 	}
 	return out, nil
+}
+
+// insertClaimedPg inserts claimed jobs on PostgreSQL and returns their ids in order:
+// one statement whatever the batch (no COPY: its three round trips cost more than the
+// rows for the small batches of an ingress). The RETURNING order is the SELECT's, as
+// River's own batch insert relies on.
+func (l *Ledger) insertClaimedPg(ctx context.Context, tx pgx.Tx, now time.Time, worker string, args [][]byte,
+	kinds []string, maxAtt []int16, queues, tags []string) ([]int64, error) {
+	rows, err := tx.Query(ctx, `INSERT INTO `+l.Table("river_job")+` (args, attempt, attempted_at, attempted_by,
+			created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+		SELECT a, 1, $1, ARRAY[$2::text], $1, k, m, '{}', 1, q, $1, 'running',
+			CASE WHEN t = '' THEN '{}'::varchar(255)[] ELSE string_to_array(t, ',')::varchar(255)[] END
+		FROM unnest($3::jsonb[], $4::text[], $5::smallint[], $6::text[], $7::text[]) AS u(a, k, m, q, t)
+		RETURNING id`, now, worker, args, kinds, maxAtt, queues, tags)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// claimedSQLite is one element of insertClaimedSQLite's array.
+type claimedSQLite struct {
+	Args        json.RawMessage `json:"a"`
+	Kind        string          `json:"k"`
+	MaxAttempts int16           `json:"m"`
+	Queue       string          `json:"q"`
+	Tags        []string        `json:"t"`
+}
+
+// insertClaimedSQLite inserts claimed jobs on SQLite, in riversqlite's column formats
+// (JSONB columns, times as its text), from one JSON array (no bound on the batch from
+// SQLite's parameter limit), and returns their ids in order. The rows are inserted in
+// the array's order and river_job's ids are AUTOINCREMENT, given out in insert order on
+// the one connection: sorted, the ids RETURNING gives (in an order SQLite leaves
+// unspecified) are the array's.
+func insertClaimedSQLite(ctx context.Context, tx *sql.Tx, now time.Time, worker string, args [][]byte,
+	kinds []string, maxAtt []int16, queues []string, tags [][]string) ([]int64, error) {
+	rows := make([]claimedSQLite, len(args))
+	for i := range rows {
+		rows[i] = claimedSQLite{Args: args[i], Kind: kinds[i], MaxAttempts: maxAtt[i], Queue: queues[i], Tags: tags[i]}
+		if rows[i].Tags == nil {
+			rows[i].Tags = []string{}
+		}
+	}
+	arg, err := json.Marshal(rows)
+	if err != nil {
+		return nil, hub.Errorf(hub.InvalidArgument, "ledger: encode claimed jobs: %v", err)
+	}
+	at := sqliteTime(now)
+	rs, err := tx.QueryContext(ctx, `INSERT INTO river_job (args, attempt, attempted_at, attempted_by,
+			created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
+		SELECT jsonb(value -> '$.a'), 1, ?1, jsonb(json_array(?2)), ?1, value ->> '$.k', value ->> '$.m',
+			jsonb('{}'), 1, value ->> '$.q', ?1, 'running', jsonb(value -> '$.t')
+		FROM json_each(?3) ORDER BY key
+		RETURNING id`, at, worker, string(arg))
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	ids := make([]int64, 0, len(args))
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // claimWorker is the worker id claimed jobs are inserted under: "" when not working,
@@ -214,27 +278,12 @@ func (l *Ledger) setStateHeld(ctx context.Context, states []*riverdriver.JobSetS
 	for i, s := range states {
 		ids[i] = s.ID
 	}
-	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT j.id, j.attempted_by[array_upper(j.attempted_by, 1)] IS DISTINCT FROM u.holder
-			FROM `+l.Table("river_job")+` AS j JOIN unnest($1::bigint[], $2::text[]) AS u(id, holder) ON j.id = u.id
-			WHERE j.state = 'running' ORDER BY j.id FOR UPDATE OF j`, ids, holders)
-		if err != nil {
-			return err
-		}
-		skip := make(map[int64]bool)
-		var (
-			id    int64
-			other bool
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&id, &other}, func() error {
-			skip[id] = other
-			return nil
-		}); err != nil {
-			return err
-		}
+	// keep returns the params of the states whose jobs run under their holders, given
+	// the ids of those that run under another one.
+	keep := func(other map[int64]bool) *riverdriver.JobSetStateIfRunningManyParams {
 		p := &riverdriver.JobSetStateIfRunningManyParams{Now: &now, Schema: l.cfg.Schema}
 		for _, s := range states {
-			if skip[s.ID] {
+			if other[s.ID] {
 				continue
 			}
 			p.ID = append(p.ID, s.ID)
@@ -246,12 +295,86 @@ func (l *Ledger) setStateHeld(ctx context.Context, states []*riverdriver.JobSetS
 			p.ScheduledAt = append(p.ScheduledAt, s.ScheduledAt)
 			p.State = append(p.State, s.State)
 		}
-		if len(p.ID) == 0 {
-			return nil
+		return p
+	}
+	if l.backend == SQLite {
+		return l.setStateHeldSQLite(ctx, ids, holders, keep)
+	}
+	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT j.id, j.attempted_by[array_upper(j.attempted_by, 1)] IS DISTINCT FROM u.holder
+			FROM `+l.Table("river_job")+` AS j JOIN unnest($1::bigint[], $2::text[]) AS u(id, holder) ON j.id = u.id
+			WHERE j.state = 'running' ORDER BY j.id FOR UPDATE OF j`, ids, holders)
+		if err != nil {
+			return err
 		}
-		_, err = riverpgxv5.New(nil).UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, p)
+		other := make(map[int64]bool)
+		var (
+			id int64
+			ot bool
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&id, &ot}, func() error {
+			other[id] = ot
+			return nil
+		}); err != nil {
+			return err
+		}
+		if p := keep(other); len(p.ID) > 0 {
+			_, err = riverpgxv5.New(nil).UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, p)
+		}
 		return err
 	})
+}
+
+// setStateHeldSQLite is setStateHeld on SQLite: the check and River's statement in one
+// transaction of the one connection, so nothing takes a job over between them.
+func (l *Ledger) setStateHeldSQLite(ctx context.Context, ids []int64, holders []string,
+	keep func(other map[int64]bool) *riverdriver.JobSetStateIfRunningManyParams) error {
+	type held struct {
+		ID     int64  `json:"id"`
+		Holder string `json:"holder"`
+	}
+	list := make([]held, len(ids))
+	for i := range ids {
+		list[i] = held{ids[i], holders[i]}
+	}
+	arg, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	rs, err := tx.QueryContext(ctx, `SELECT j.id, json_extract(j.attempted_by, '$[#-1]') IS NOT u.holder
+		FROM river_job AS j JOIN (SELECT value ->> '$.id' AS id, value ->> '$.holder' AS holder FROM json_each(?)) AS u
+			ON j.id = u.id
+		WHERE j.state = 'running'`, string(arg))
+	if err != nil {
+		return err
+	}
+	other := make(map[int64]bool)
+	for rs.Next() {
+		var (
+			id int64
+			ot bool
+		)
+		if err := rs.Scan(&id, &ot); err != nil {
+			rs.Close()
+			return err
+		}
+		other[id] = ot
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if p := keep(other); len(p.ID) > 0 {
+		if _, err := riversqlite.New(nil).UnwrapExecutor(tx).JobSetStateIfRunningMany(ctx, p); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // completeRunning completes the jobs of ids still running under their holders (each
@@ -264,6 +387,9 @@ func (l *Ledger) setStateHeld(ctx context.Context, states []*riverdriver.JobSetS
 // column for every other outcome, and the whole rows it sends back and the client
 // decodes (a delivery's row holds its request body).
 func (l *Ledger) completeRunning(ctx context.Context, ids []int64, holders []string, patches [][]byte, at time.Time) (map[int64]bool, error) {
+	if l.backend == SQLite {
+		return completeRunningSQLite(ctx, l.db, ids, holders, patches, at)
+	}
 	rows, err := l.pool.Query(ctx, `UPDATE `+l.Table("river_job")+` AS j SET state = 'completed', finalized_at = $2,
 			metadata = CASE WHEN u.patch IS NULL THEN j.metadata ELSE j.metadata || u.patch END
 		FROM unnest($1::bigint[], $3::jsonb[], $4::text[]) AS u(id, patch, holder)
@@ -286,6 +412,43 @@ func (l *Ledger) completeRunning(ctx context.Context, ids []int64, holders []str
 	}
 	rows.Close()
 	return left, rows.Err()
+}
+
+// completeRunningSQLite is completeRunning on SQLite: the batched completion's own
+// statement (sqlite_complete.go) with each job's holder, for the jobs whose metadata
+// patch json_patch applies as River's merge does; the others are left for River's
+// statement (setStateHeld), as that completion leaves them.
+func completeRunningSQLite(ctx context.Context, db querier, ids []int64, holders []string, patches [][]byte, at time.Time) (map[int64]bool, error) {
+	left := make(map[int64]bool, len(ids))
+	batch := make([]completion, 0, len(ids))
+	when := sqliteTime(at)
+	for i, id := range ids {
+		left[id] = true
+		c := completion{ID: id, At: when, Holder: holders[i]}
+		if patches[i] != nil {
+			patch, ok := mergePatch(patches[i])
+			if !ok {
+				continue
+			}
+			c.Patch = patch
+		}
+		batch = append(batch, c)
+	}
+	if len(batch) == 0 {
+		return left, nil
+	}
+	arg, err := json.Marshal(batch)
+	if err != nil {
+		return nil, err
+	}
+	done, err := completedIDs(ctx, db, arg)
+	if err != nil {
+		return nil, err
+	}
+	for id := range done {
+		delete(left, id)
+	}
+	return left, nil
 }
 
 // setState translates one outcome as River's executor does (reportResult, reportError).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,14 +13,25 @@ import (
 
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // Claimed jobs (issue 18): inserted running under the worker id, their outcomes written
 // as River's executor writes a worked job's.
 func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 	t.Parallel()
-	l, _ := setup(t, ledger.Postgres, ledger.Config{})
+	ledgertest.Each(t, claimedJobsFinishAsRiver)
+}
+
+func claimedJobsFinishAsRiver(t *testing.T, b ledger.Backend) {
+	l, _ := setup(t, b, ledger.Config{})
 	ctx := testenv.Context(t, 30*time.Second)
+	takeOver := `UPDATE ` + l.Table("river_job") + ` SET attempted_by = array_append(attempted_by, 'someone-else') WHERE id = $1`
+	cancel := `UPDATE ` + l.Table("river_job") + ` SET state = 'cancelled', finalized_at = now() WHERE id = $1`
+	if b == ledger.SQLite {
+		takeOver = `UPDATE river_job SET attempted_by = jsonb(json_insert(json(attempted_by), '$[#]', 'someone-else')) WHERE id = ?`
+		cancel = `UPDATE river_job SET state = 'cancelled', finalized_at = datetime('now', 'subsec') WHERE id = ?`
+	}
 
 	claim := func(n int, maxAttempts int) []*rivertype.JobRow {
 		t.Helper()
@@ -59,7 +71,7 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 	// Taken over and fetched again by another worker while this one still ran them:
 	// whatever this one's outcome, the job is the new holder's.
 	for _, id := range []int64{other.ID, others[0].ID, others[1].ID, others[2].ID} {
-		if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET attempted_by = array_append(attempted_by, 'someone-else') WHERE id = $1`, id); err != nil {
+		if _, err := l.DB().ExecContext(ctx, takeOver, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,12 +81,19 @@ func TestTP_ClaimedJobsFinishAsRiver(t *testing.T) {
 		if err := json.Unmarshal([]byte(got.Args), &args); err != nil || args.N != i {
 			t.Fatalf("claimed row %d args %s (%v), want n %d", i, got.Args, err, i)
 		}
-		if got.State != "running" || got.Attempt != 1 || got.By != l.WorkerID() || got.Tags != `{a,b}` || r.Attempt != 1 || r.Queue != "elsewhere" {
-			t.Fatalf("claimed row %d = %+v (returned %+v); want running, attempt 1 by %s, tags {a,b}", i, got, r, l.WorkerID())
+		if got.State != "running" || got.Attempt != 1 || got.By != l.WorkerID() || got.Tags != "a,b" || r.Attempt != 1 || r.Queue != "elsewhere" {
+			t.Fatalf("claimed row %d = %+v (returned %+v); want running, attempt 1 by %s, tags a,b", i, got, r, l.WorkerID())
+		}
+		// River reads the row as it reads the jobs it inserts itself.
+		j, err := l.JobGet(ctx, r.ID)
+		if err != nil || j.State != rivertype.JobStateRunning || j.Attempt != 1 || ledger.Holder(j) != l.WorkerID() ||
+			!slices.Equal(j.Tags, []string{"a", "b"}) || j.Queue != "elsewhere" || j.MaxAttempts != 3 ||
+			j.AttemptedAt == nil || !j.AttemptedAt.Equal(*r.AttemptedAt) || !j.CreatedAt.Equal(r.CreatedAt) {
+			t.Fatalf("claimed row %d as River reads it = %+v, %v; returned %+v", i, j, err, r)
 		}
 	}
 	// A job that left running before its outcome (an operator cancelled it).
-	if _, err := l.DB().ExecContext(ctx, `UPDATE `+l.Table("river_job")+` SET state = 'cancelled', finalized_at = now() WHERE id = $1`, rows[6].ID); err != nil {
+	if _, err := l.DB().ExecContext(ctx, cancel, rows[6].ID); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now().Add(-time.Second)
@@ -164,17 +183,48 @@ func (j jobState) meta(kv string) string {
 	return ""
 }
 
+// read reads a job's row with SQL of its own (not River's decoding).
 func read(t *testing.T, l *ledger.Ledger, id int64) jobState {
 	t.Helper()
 	var j jobState
 	var first []byte
-	err := l.DB().QueryRow(`SELECT state::text, attempt, coalesce(attempted_by[array_upper(attempted_by, 1)], ''),
-		args::text, tags::text, coalesce(array_length(errors, 1), 0), coalesce(errors[1]::text, '{}'), metadata::text,
-		scheduled_at, finalized_at FROM `+l.Table("river_job")+` WHERE id = $1`, id).
-		Scan(&j.State, &j.Attempt, &j.By, &j.Args, &j.Tags, &j.Errors, &first, &j.Metadata, &j.ScheduledAt, &j.Finalized)
+	q := `SELECT state::text, attempt, coalesce(attempted_by[array_upper(attempted_by, 1)], ''),
+		args::text, array_to_string(tags, ','), coalesce(array_length(errors, 1), 0), coalesce(errors[1]::text, '{}'), metadata::text,
+		scheduled_at, finalized_at FROM ` + l.Table("river_job") + ` WHERE id = $1`
+	if l.Backend() == ledger.SQLite {
+		q = `SELECT state, attempt, coalesce(json_extract(attempted_by, '$[#-1]'), ''),
+			json(args), coalesce((SELECT group_concat(value, ',') FROM json_each(tags)), ''),
+			coalesce(json_array_length(errors), 0), coalesce(json(errors) -> '$[0]', '{}'), json(metadata),
+			scheduled_at, finalized_at FROM river_job WHERE id = ?`
+	}
+	var sched, fin any
+	err := l.DB().QueryRow(q, id).
+		Scan(&j.State, &j.Attempt, &j.By, &j.Args, &j.Tags, &j.Errors, &first, &j.Metadata, &sched, &fin)
 	if err != nil {
 		t.Fatalf("read job %d: %v", id, err)
 	}
+	j.ScheduledAt = dbTime(t, sched)
+	if fin != nil {
+		f := dbTime(t, fin)
+		j.Finalized = &f
+	}
 	_ = json.Unmarshal(first, &j.FirstErr)
 	return j
+}
+
+// dbTime is a time column as either backend's driver scans it (SQLite: River's text).
+func dbTime(t *testing.T, v any) time.Time {
+	t.Helper()
+	switch v := v.(type) {
+	case time.Time:
+		return v
+	case string:
+		at, err := time.Parse("2006-01-02 15:04:05.000", v)
+		if err != nil {
+			t.Fatalf("time %q: %v", v, err)
+		}
+		return at
+	}
+	t.Fatalf("time column scanned as %T", v)
+	return time.Time{}
 }

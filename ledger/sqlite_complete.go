@@ -47,17 +47,20 @@ type completingExecutor struct {
 	d *sqliteDriver
 }
 
-// completeSQL finishes the running jobs of a JSON array of {"id", "at", "patch"?},
-// except those whose metadata is not JSON (changed out of band: River's path reads
-// them back as it can) or, with a patch, not an object. The
+// completeSQL finishes the running jobs of a JSON array of {"id", "at", "patch"?,
+// "holder"?}, except those whose metadata is not JSON (changed out of band: River's
+// path reads them back as it can) or, with a patch, not an object, and those running
+// under another worker than holder, when given (a claimed job taken over, claimed.go). The
 // unary + keeps the planner off the state index (scanning every running job, each
 // against the whole array): the array drives, each job found by its rowid.
 const completeSQL = `UPDATE river_job SET
 	state = 'completed',
 	finalized_at = u.at,
 	metadata = CASE WHEN u.patch IS NULL THEN river_job.metadata ELSE jsonb_patch(river_job.metadata, u.patch) END
-FROM (SELECT value ->> '$.id' AS id, value ->> '$.at' AS at, value -> '$.patch' AS patch FROM json_each(?)) AS u
+FROM (SELECT value ->> '$.id' AS id, value ->> '$.at' AS at, value -> '$.patch' AS patch,
+	value ->> '$.holder' AS holder FROM json_each(?)) AS u
 WHERE river_job.id = u.id AND +river_job.state = 'running'
+	AND (u.holder IS NULL OR json_extract(river_job.attempted_by, '$[#-1]') = u.holder)
 	AND CASE WHEN typeof(river_job.metadata) = 'text' AND NOT json_valid(river_job.metadata) THEN 0
 		WHEN u.patch IS NULL THEN 1
 		ELSE json_type(river_job.metadata) = 'object' END
@@ -69,6 +72,8 @@ type completion struct {
 	ID    int64           `json:"id"`
 	At    string          `json:"at"`
 	Patch json.RawMessage `json:"patch,omitempty"`
+	// Holder, when set, is the worker the job must still run under.
+	Holder string `json:"holder,omitempty"`
 }
 
 // JobGetAvailable is River's, counted when it returns: a test that reads the count
@@ -135,7 +140,7 @@ func (e *completingExecutor) completeBatched(ctx context.Context, p *riverdriver
 }
 
 // completedIDs runs completeSQL and returns the ids it finished.
-func completedIDs(ctx context.Context, tx *sql.Tx, arg []byte) (map[int64]struct{}, error) {
+func completedIDs(ctx context.Context, tx querier, arg []byte) (map[int64]struct{}, error) {
 	rs, err := tx.QueryContext(ctx, completeSQL, string(arg))
 	if err != nil {
 		return nil, err
@@ -150,6 +155,11 @@ func completedIDs(ctx context.Context, tx *sql.Tx, arg []byte) (map[int64]struct
 		done[id] = struct{}{}
 	}
 	return done, rs.Err()
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // splitCompletions sorts p's jobs into the ones completeSQL finishes exactly as

@@ -71,10 +71,10 @@ type claimed struct {
 }
 
 // newInliner returns the dispatcher of t, or nil when t does not attempt deliveries in
-// process (NoWork, QueueFirstAttempt, or a ledger that cannot claim). The ledger's Stop
-// drains it before giving the worker id's presence up.
+// process (NoWork, QueueFirstAttempt). The ledger's Stop drains it before giving the
+// worker id's presence up.
 func newInliner(t *Transport) *inliner {
-	if t.cfg.NoWork || t.cfg.QueueFirstAttempt || t.l.Backend() != ledger.Postgres {
+	if t.cfg.NoWork || t.cfg.QueueFirstAttempt {
 		return nil
 	}
 	lease := t.l.Config().RescueStuckJobsAfter

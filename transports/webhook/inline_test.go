@@ -16,6 +16,7 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
+	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
 // Issue 18: the first attempt made in process (inline.go, ledger/claimed.go).
@@ -33,10 +34,17 @@ type jobRow struct {
 func readJob(t *testing.T, tb *testBundle, id int64) jobRow {
 	t.Helper()
 	var r jobRow
-	err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT attempted_at IS NOT DISTINCT FROM created_at, state::text, attempt,
+	q := `SELECT attempted_at IS NOT DISTINCT FROM created_at, state::text, attempt,
 		coalesce(attempted_by[array_upper(attempted_by, 1)], ''), coalesce(array_length(errors, 1), 0),
 		coalesce(metadata->>'status', '')
-		FROM `+tb.l.Table("river_job")+` WHERE id = $1`, id).Scan(&r.claimed, &r.state, &r.attempt, &r.attemptBy, &r.errors, &r.metaStatus)
+		FROM ` + tb.l.Table("river_job") + ` WHERE id = $1`
+	if tb.l.Backend() == ledger.SQLite {
+		q = `SELECT attempted_at IS created_at, state, attempt,
+			coalesce(json_extract(attempted_by, '$[#-1]'), ''), coalesce(json_array_length(errors), 0),
+			coalesce(metadata ->> '$.status', '')
+			FROM river_job WHERE id = ?`
+	}
+	err := tb.l.DB().QueryRowContext(tb.ctx, q, id).Scan(&r.claimed, &r.state, &r.attempt, &r.attemptBy, &r.errors, &r.metaStatus)
 	if err != nil {
 		t.Fatalf("read job %d: %v", id, err)
 	}
@@ -48,8 +56,12 @@ func readJob(t *testing.T, tb *testBundle, id int64) jobRow {
 // River records a worked job: completed, attempt 1, the status and the attempt list.
 func TestTP_FirstAttemptInProcess(t *testing.T) {
 	t.Parallel()
+	ledgertest.Each(t, firstAttemptInProcess)
+}
+
+func firstAttemptInProcess(t *testing.T, b ledger.Backend) {
 	// Polling once an hour: a delivery that waited for River's producer would not come.
-	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
+	tb := setupWith(t, b, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
 	ep := tb.endpoint(t, "/hook")
 	tb.send(t, newEvent(t, "user.created"))
 	d := tb.waitStates(t, DeliveryFilter{EndpointID: ep.ID}, 1, DeliveryDelivered)[0]
@@ -77,7 +89,11 @@ func TestTP_FirstAttemptInProcess(t *testing.T) {
 // A 410 ends the delivery and disables the endpoint, as from River's worker.
 func TestTP_FirstAttemptFailureIsRiversRetry(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, ledger.Postgres, func(c *Config) {
+	ledgertest.Each(t, firstAttemptFailureIsRiversRetry)
+}
+
+func firstAttemptFailureIsRiversRetry(t *testing.T, b ledger.Backend) {
+	tb := setup(t, b, func(c *Config) {
 		c.RetrySchedule = []time.Duration{time.Hour}
 		c.BreakerThreshold = 100
 	})
@@ -129,7 +145,11 @@ func TestTP_FirstAttemptFailureIsRiversRetry(t *testing.T) {
 // as River's snooze does: the delivery waits, attempt 0, no error recorded, no request.
 func TestTP_FirstAttemptDeferredSpendsNothing(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, ledger.Postgres, func(c *Config) { c.BreakerThreshold = 1 })
+	ledgertest.Each(t, firstAttemptDeferredSpendsNothing)
+}
+
+func firstAttemptDeferredSpendsNothing(t *testing.T, b ledger.Backend) {
+	tb := setup(t, b, func(c *Config) { c.BreakerThreshold = 1 })
 	tb.recv.setRespond(always(500, "down"))
 	ep := tb.endpoint(t, "/hook")
 	tb.send(t, newEvent(t, "user.created"))
@@ -161,9 +181,13 @@ func TestTP_FirstAttemptDeferredSpendsNothing(t *testing.T) {
 // ledger did not begin keeps River's path.
 func TestTP_FirstAttemptStopAndForeignTx(t *testing.T) {
 	t.Parallel()
+	ledgertest.Each(t, firstAttemptStopAndForeignTx)
+}
+
+func firstAttemptStopAndForeignTx(t *testing.T, b ledger.Backend) {
 	cfg := testConfig()
 	cfg.Workers = 1
-	tb := setupWith(t, ledger.Postgres, cfg, ledger.Config{}, true)
+	tb := setupWith(t, b, cfg, ledger.Config{}, true)
 	release := make(chan struct{})
 	var once sync.Once
 	tb.recv.setRespond(func(n int, _ request) (int, http.Header, string) {
@@ -211,27 +235,51 @@ func TestTP_FirstAttemptStopAndForeignTx(t *testing.T) {
 	}
 
 	// A caller's own transaction: no commit callback, so River's path.
-	tb2 := setup(t, ledger.Postgres, nil)
+	tb2 := setup(t, b, nil)
 	tb2.endpoint(t, "/hook")
-	tx, err := tb2.l.Pool().Begin(tb2.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tb2.tr.SendTx(tb2.ctx, tx, newEventBatch(t, 1)); err != nil {
-		t.Fatal(err)
-	}
-	var state string
-	var attempt int
-	if err := tx.QueryRow(tb2.ctx, `SELECT state::text, attempt FROM `+tb2.l.Table("river_job")+` WHERE kind = 'webhook_delivery'`).Scan(&state, &attempt); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(context.WithoutCancel(tb2.ctx)); err != nil {
-		t.Fatal(err)
-	}
+	state, attempt := sendForeignTx(t, tb2)
 	if state != "available" || attempt != 0 {
 		t.Fatalf("delivery of a foreign transaction = %s attempt %d; want available, 0 (River's producer works it)", state, attempt)
 	}
 	tb2.waitStates(t, DeliveryFilter{}, 1, DeliveryDelivered)
+}
+
+// sendForeignTx sends one event in a transaction the ledger did not begin (InTx's are
+// the ones it sees commit) and returns its delivery's state and attempt as read in it.
+func sendForeignTx(t *testing.T, tb *testBundle) (state string, attempt int) {
+	t.Helper()
+	const q = `SELECT state, attempt FROM river_job WHERE kind = 'webhook_delivery'`
+	if tb.l.Backend() == ledger.SQLite {
+		tx, err := tb.l.DB().BeginTx(tb.ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		if err := tb.tr.SendTx(tb.ctx, tx, newEventBatch(t, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRowContext(tb.ctx, q).Scan(&state, &attempt); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return state, attempt
+	}
+	tx, err := tb.l.Pool().Begin(tb.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.tr.SendTx(tb.ctx, tx, newEventBatch(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(tb.ctx, `SELECT state::text, attempt FROM `+tb.l.Table("river_job")+` WHERE kind = 'webhook_delivery'`).Scan(&state, &attempt); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(context.WithoutCancel(tb.ctx)); err != nil {
+		t.Fatal(err)
+	}
+	return state, attempt
 }
 
 func newEventBatch(t *testing.T, n int) []*cloudevent.Event {
@@ -249,7 +297,11 @@ func newEventBatch(t *testing.T, n int) []*cloudevent.Event {
 // again, under a new worker id.
 func TestTP_FirstAttemptClaimedAcrossStop(t *testing.T) {
 	t.Parallel()
-	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{}, true)
+	ledgertest.Each(t, firstAttemptClaimedAcrossStop)
+}
+
+func firstAttemptClaimedAcrossStop(t *testing.T, b ledger.Backend) {
+	tb := setupWith(t, b, testConfig(), ledger.Config{}, true)
 	ep := tb.endpoint(t, "/hook")
 	in := tb.tr.inline
 	var stopped chan error
@@ -314,7 +366,11 @@ func TestTP_FirstAttemptClaimedAcrossStop(t *testing.T) {
 // fenced (OnFence; the call itself is TestO2_PresenceFencesBeforeTakeover's).
 func TestTP_FirstAttemptCancelledWhenFenced(t *testing.T) {
 	t.Parallel()
-	tb := setupWith(t, ledger.Postgres, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
+	ledgertest.Each(t, firstAttemptCancelledWhenFenced)
+}
+
+func firstAttemptCancelledWhenFenced(t *testing.T, b ledger.Backend) {
+	tb := setupWith(t, b, testConfig(), ledger.Config{FetchPollInterval: time.Hour}, true)
 	arrived, abandoned := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
