@@ -57,10 +57,10 @@ type Config struct {
 	// NoWork registers no queue: this process fans out (Send) and manages endpoints,
 	// other processes deliver. Default false.
 	NoWork bool `yaml:"no_work"`
-	// QueueFirstAttempt sends every attempt through the ledger's queue. By default, on
-	// PostgreSQL, a process that works deliveries makes the first attempt of the ones
-	// it inserts itself, right after their transaction commits, without the queue's
-	// fetch (inline.go; docs/webhook.md). Default false.
+	// QueueFirstAttempt sends every attempt through the ledger's queue. By default a
+	// process that works deliveries makes the first attempt of the ones it inserts
+	// itself, right after their transaction commits, without the queue's fetch
+	// (inline.go; docs/webhook.md). Default false.
 	QueueFirstAttempt bool `yaml:"queue_first_attempt"`
 
 	// RetrySchedule is the wait before each retry (H3); a delivery gets

@@ -73,13 +73,11 @@ func benchDeliver(b *testing.B, backend ledger.Backend) {
 	srv := httptest.NewServer(recv)
 	b.Cleanup(srv.Close)
 
-	// The hub's path, and on PostgreSQL the same with every attempt through River's
-	// queue (Config.QueueFirstAttempt: the path before the first attempt in process),
-	// each on a ledger of its own, stopped before the next runs.
+	// The hub's path, and the same with every attempt through River's queue
+	// (Config.QueueFirstAttempt: the path before the first attempt in process), each on
+	// a ledger of its own, stopped before the next runs.
 	deliverLedger(b, backend, "hub", recv, srv.URL, false)
-	if backend == ledger.Postgres {
-		deliverLedger(b, backend, "base_queue_first_attempt", recv, srv.URL, true)
-	}
+	deliverLedger(b, backend, "base_queue_first_attempt", recv, srv.URL, true)
 
 	b.Run("base_net_http", func(b *testing.B) {
 		client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16}}
