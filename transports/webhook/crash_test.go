@@ -119,20 +119,22 @@ func crashChild() int {
 // restarted process takes every one over through presence, within seconds.
 func TestH3_CrashTakeoverOfFirstAttempts(t *testing.T) {
 	t.Parallel()
-	const n, workers = 6, 3
-	tb := setupWith(t, ledger.Postgres, crashConfig(), crashLedgerConfig(), false)
-	held, release, track := holdRequests(tb, n)
-	tb.endpoint(t, "/hook")
-	cmd, out := startCrashChild(t, tb, workers, n)
-	inFlight := waitHeld(t, held, workers, out)
-	killCrashChild(t, tb, cmd, release, track)
-	// Every delivery is a running job of the dead child, claimed at insert.
-	var claimed int
-	if err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT count(*) FROM `+tb.l.Table("river_job")+`
-		WHERE state = 'running' AND attempted_at = created_at`).Scan(&claimed); err != nil || claimed != n {
-		t.Fatalf("claimed running jobs of the killed child = %d, %v; want %d", claimed, err, n)
-	}
-	takeOver(t, tb, n, len(inFlight), track)
+	ledgertest.Each(t, func(t *testing.T, b ledger.Backend) {
+		const n, workers = 6, 3
+		tb := setupWith(t, b, crashConfig(), crashLedgerConfig(), false)
+		held, release, track := holdRequests(tb, n)
+		tb.endpoint(t, "/hook")
+		cmd, out := startCrashChild(t, tb, workers, n)
+		inFlight := waitHeld(t, held, workers, out)
+		killCrashChild(t, tb, cmd, release, track)
+		// Every delivery is a running job of the dead child, claimed at insert.
+		var claimed int
+		if err := tb.l.DB().QueryRowContext(tb.ctx, `SELECT count(*) FROM `+tb.l.Table("river_job")+`
+			WHERE state = 'running' AND attempted_at = created_at`).Scan(&claimed); err != nil || claimed != n {
+			t.Fatalf("claimed running jobs of the killed child = %d, %v; want %d", claimed, err, n)
+		}
+		takeOver(t, tb, n, len(inFlight), track)
+	})
 }
 
 // TestH3_CrashTakeover: the delivering process is kill -9'd while every delivery is in
