@@ -93,9 +93,11 @@
 // mode with a busy timeout (other processes opening the same file wait instead of
 // failing) and transactions begin IMMEDIATE (a read transaction never has to upgrade
 // to a write lock, the classic source of BUSY under WAL). Throughput is bounded by the
-// single writer; it is meant for single-node use. Three things shorten the writer's
+// single writer; it is meant for single-node use. Four things shorten the writer's
 // time per job where riversqlite spends it: the connection keeps its prepared
 // statements (sqlite_stmts.go), an insert made through InTx wakes this process's
-// producers at its commit (sqlite_wake.go), and completed jobs are finished by one
-// batched UPDATE per completer batch instead of one statement each (sqlite_complete.go).
+// producers at its commit (sqlite_wake.go), completed jobs are finished by one batched
+// UPDATE per completer batch instead of one statement each (sqlite_complete.go), and a
+// job the inserting process works itself is inserted claimed, so River never fetches
+// it (claimed.go), as on PostgreSQL.
 package ledger
