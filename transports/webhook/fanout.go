@@ -60,7 +60,7 @@ func (t *Transport) queued(ctx context.Context, tx any, epID string, limit int) 
 }
 
 // queuedSQL is the count of the waiting deliveries of endpoint id, up to limit rows
-// (both SQL expressions). On PostgreSQL waitingIndexSQL's index serves it.
+// (both SQL expressions). waitingIndexSQL's index serves it.
 func (t *Transport) queuedSQL(id, limit string) string {
 	return `(SELECT count(*) FROM (SELECT 1 FROM ` + t.l.Table("river_job") + `
 		WHERE ` + waitingDeliveries + ` AND ` + t.argExpr("endpoint_id") + ` = ` + id + `
@@ -68,21 +68,21 @@ func (t *Transport) queuedSQL(id, limit string) string {
 }
 
 // waitingDeliveries is what makes a job a waiting delivery: queuedSQL's condition and
-// the predicate of its index, in the same words (PostgreSQL uses a partial index only
-// for a query whose condition implies the index's).
+// the predicate of its index, in the same words (PostgreSQL and SQLite use a partial
+// index only for a query whose condition implies the index's; SQLite's test is nearly
+// textual).
 const waitingDeliveries = `kind = 'webhook_delivery' AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')`
 
-// waitingIndexSQL indexes the waiting deliveries by endpoint on PostgreSQL, for the
-// count of a capped endpoint's queue. River's own GIN index on args, which served the
-// count before, is dropped by the ledger (it cost every job an entry per JSON key and
-// value, ledger/open.go); this one costs a delivery one entry while it waits, none once
-// it is finished, and finds an endpoint's waiting deliveries without reading its
-// finished ones. SQLite has no index for it (a count scans the waiting deliveries) and
-// keeps its writes lean: its one writer pays for every index on every delivery.
+// waitingIndexSQL indexes the waiting deliveries by endpoint, for the count of a capped
+// endpoint's queue. On PostgreSQL River's own GIN index on args served the count before
+// and is dropped by the ledger (it cost every job an entry per JSON key and value,
+// ledger/open.go); SQLite had no index for it, so a capped fan-out scanned the waiting
+// deliveries of every endpoint while holding the one connection, a long scan exactly
+// when backlogs are what the cap is for. This one costs a delivery one entry while it
+// waits, none once it is finished (about 2% of the embedded default's batched
+// throughput, docs/BENCHMARKS.md), and finds an endpoint's waiting deliveries without
+// reading anyone else's.
 func (t *Transport) waitingIndexSQL() string {
-	if t.l.Backend() != ledger.Postgres {
-		return `SELECT 1`
-	}
 	return `CREATE INDEX IF NOT EXISTS webhook_delivery_waiting ON ` + t.l.Table("river_job") +
 		` (` + t.argExpr("endpoint_id") + `) WHERE ` + waitingDeliveries
 }
