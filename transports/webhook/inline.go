@@ -136,6 +136,9 @@ func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
 		return
 	}
 	for i, row := range rows {
+		// The attempt reads the decoded args; the encoded copy (the request body again, in
+		// base64) would only weigh on a backlog's memory.
+		row.EncodedArgs = nil
 		c := claimed{job: &river.Job[deliveryArgs]{JobRow: row, Args: args[i]}, at: now}
 		select {
 		case in.slots <- struct{}{}:
