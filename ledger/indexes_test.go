@@ -2,7 +2,11 @@ package ledger_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -63,4 +67,67 @@ func TestOpenDropsRiversGINIndexes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A role that may not drop River's indexes (the tables belong to the role that
+// migrated them) still opens the ledger: the indexes stay, with a warning naming them.
+func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
+	ctx := context.Background()
+	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	schema := owner.Config().Schema
+	role := "lt_role_" + strings.TrimPrefix(schema, "lt_")
+	for _, q := range []string{
+		`CREATE INDEX river_job_args_index ON ` + owner.Table("river_job") + ` USING GIN(args)`,
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`GRANT USAGE, CREATE ON SCHEMA ` + schema + ` TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role,
+	} {
+		if _, err := owner.Pool().Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = owner.Pool().Exec(context.Background(), `DROP OWNED BY `+role)
+		_, _ = owner.Pool().Exec(context.Background(), `DROP ROLE `+role)
+	})
+
+	var logs strings.Builder
+	lw := &lockedWriter{w: &logs}
+	cfg := owner.Config()
+	u, err := url.Parse(cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	cfg.DSN = u.String()
+	cfg.Logger = slog.New(slog.NewTextHandler(lw, nil))
+	l, err := ledger.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open as a role that does not own river_job: %v", err)
+	}
+	defer l.Close()
+	var n int
+	if err := owner.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'river_job_args_index'`,
+		schema).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("river_job_args_index: %d, %v; want left in place", n, err)
+	}
+	lw.mu.Lock()
+	got := logs.String()
+	lw.mu.Unlock()
+	if !strings.Contains(got, "river_job_args_index") {
+		t.Fatalf("no warning names the index left in place; logs:\n%s", got)
+	}
+}
+
+// lockedWriter serializes writes to w (a logger's records may come from goroutines).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (lw *lockedWriter) Write(p []byte) (int, error) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.w.Write(p)
 }

@@ -3,11 +3,13 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -59,14 +61,43 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
 	}
+	return dropUnusedRiverIndexes(ctx, conn.Conn(), cfg)
+}
+
+// SQLSTATEs dropUnusedRiverIndexes lets pass (PostgreSQL's errcodes appendix).
+const (
+	sqlstateInsufficientPrivilege = "42501"
+	sqlstateLockNotAvailable      = "55P03"
+)
+
+// dropLockTimeout bounds how long Open waits, per index, for the transactions using
+// river_job to end before it drops the index (DROP INDEX CONCURRENTLY waits for them).
+const dropLockTimeout = 10 * time.Second
+
+// dropUnusedRiverIndexes drops unusedRiverIndexes. CONCURRENTLY: replicas already
+// running on the table keep writing while an upgraded one drops them (it cannot run in
+// a transaction, hence one statement each). A role that may not drop them (the tables
+// owned by a migration role) or a transaction that holds the table past
+// dropLockTimeout leaves them in place, with a warning: they cost speed, not
+// correctness, and the next start tries again.
+func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) error {
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", dropLockTimeout.Milliseconds())); err != nil {
+		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET lock_timeout") }()
 	for _, name := range unusedRiverIndexes {
 		idx := pgx.Identifier{name}
 		if cfg.Schema != "" {
 			idx = pgx.Identifier{cfg.Schema, name}
 		}
-		// CONCURRENTLY: replicas already running on this table keep writing while an
-		// upgraded one drops them (it cannot run in a transaction, hence one each).
-		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+idx.Sanitize()); err != nil {
+		_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+idx.Sanitize())
+		var pgErr *pgconn.PgError
+		switch {
+		case err == nil:
+		case errors.As(err, &pgErr) && (pgErr.Code == sqlstateInsufficientPrivilege || pgErr.Code == sqlstateLockNotAvailable):
+			cfg.Logger.Warn("ledger: River's unused index left in place (it slows every job's writes; drop it as its owner)",
+				"index", idx.Sanitize(), "error", pgErr.Message)
+		default:
 			return hub.Errorf(hub.Unavailable, "ledger: migrate: drop index %s: %w", name, err)
 		}
 	}
