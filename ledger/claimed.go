@@ -45,9 +45,9 @@ import (
 // type than InTx's. Nothing was written; insert the jobs the ordinary way.
 var ErrNoClaim = errors.New("ledger: cannot claim jobs here")
 
-// InsertClaimedTx inserts params in tx (a pgx.Tx of InTx) as jobs already running under
-// this ledger's worker id, and returns them in params' order. The caller works them
-// after tx commits (AfterCommit) and reports each outcome with Finish within
+// InsertClaimedTx inserts params in tx (InTx's: a pgx.Tx or a *sql.Tx) as jobs already
+// running under this ledger's worker id, and returns them in params' order. The caller
+// works them after tx commits (AfterCommit) and reports each outcome with Finish within
 // RescueStuckJobsAfter of the insert; a job it will not work after all it gives back to
 // River's producers, attempt unspent, by finishing it with a zero JobSnoozeError.
 // It refuses (ErrNoClaim) where claiming is not possible; see the package comment above.
@@ -325,6 +325,16 @@ func (l *Ledger) setStateHeld(ctx context.Context, states []*riverdriver.JobSetS
 	})
 }
 
+// heldSQLite returns, for a JSON array of {"id", "holder"}, each job still running and
+// whether another worker than holder holds it. The unary + keeps the planner off the
+// state index, as in completeSQL: without statistics it would walk every running job (a
+// burst's claimed deliveries are running too) against the whole array; the array
+// drives, each job found by its rowid.
+const heldSQLite = `SELECT j.id, json_extract(j.attempted_by, '$[#-1]') IS NOT u.holder
+	FROM river_job AS j JOIN (SELECT value ->> '$.id' AS id, value ->> '$.holder' AS holder FROM json_each(?)) AS u
+		ON j.id = u.id
+	WHERE +j.state = 'running'`
+
 // setStateHeldSQLite is setStateHeld on SQLite: the check and River's statement in one
 // transaction of the one connection, so nothing takes a job over between them.
 func (l *Ledger) setStateHeldSQLite(ctx context.Context, ids []int64, holders []string,
@@ -346,10 +356,7 @@ func (l *Ledger) setStateHeldSQLite(ctx context.Context, ids []int64, holders []
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	rs, err := tx.QueryContext(ctx, `SELECT j.id, json_extract(j.attempted_by, '$[#-1]') IS NOT u.holder
-		FROM river_job AS j JOIN (SELECT value ->> '$.id' AS id, value ->> '$.holder' AS holder FROM json_each(?)) AS u
-			ON j.id = u.id
-		WHERE j.state = 'running'`, string(arg))
+	rs, err := tx.QueryContext(ctx, heldSQLite, string(arg))
 	if err != nil {
 		return err
 	}
@@ -424,6 +431,9 @@ func completeRunningSQLite(ctx context.Context, db querier, ids []int64, holders
 	when := sqliteTime(at)
 	for i, id := range ids {
 		left[id] = true
+		if holders[i] == "" {
+			continue // matches no holder, as on PostgreSQL (completeSQL would read "" as "any")
+		}
 		c := completion{ID: id, At: when, Holder: holders[i]}
 		if patches[i] != nil {
 			patch, ok := mergePatch(patches[i])

@@ -152,6 +152,16 @@ func claimedJobsFinishAsRiver(t *testing.T, b ledger.Backend) {
 	if got := read(t, l, rows[0].ID); got.Finalized == nil {
 		t.Error("completed job has no finalized_at")
 	}
+	// An outcome whose job names no holder matches none: the job is left as it is, on
+	// both stores (SQLite's completion reads an absent holder as "any").
+	orphan := *claim(1, 3)[0]
+	orphan.AttemptedBy = nil
+	if err := l.Finish(ctx, []ledger.Outcome{{Job: &orphan, Meta: map[string]any{"status": 204}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, l, orphan.ID); got.State != "running" {
+		t.Errorf("a job finished without a holder = %+v; want left running", got)
+	}
 }
 
 type jobState struct {

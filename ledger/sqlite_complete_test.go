@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,4 +301,41 @@ func openPair(tb testing.TB) (riverDB *sql.DB, river riverdriver.Executor, oursD
 	riverDB, riverDrv := open("river.db")
 	oursDB, oursDrv := open("ours.db")
 	return riverDB, riverDrv.GetExecutor(), oursDB, newSQLiteDriver(oursDB, oursDrv)
+}
+
+// TestSQLiteStatementsFindJobsByID: the statements that take a JSON array of job ids
+// (the batched completion, the claimed jobs' holder check) find each job by its rowid,
+// with thousands of running jobs in the table and no statistics (the ledger never runs
+// ANALYZE): a plan through the state index would test every running job against the
+// whole array, seconds per call on the one connection during a burst.
+func TestSQLiteStatementsFindJobsByID(t *testing.T) {
+	_, _, db, _ := openPair(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+		INSERT INTO river_job (args, attempt, attempted_at, attempted_by, created_at, kind, max_attempts, metadata,
+			priority, queue, scheduled_at, state, tags)
+		SELECT jsonb('{}'), 1, '2026-12-05 10:00:00.000', jsonb('["w"]'), '2026-12-05 10:00:00.000', 'k', 25,
+			jsonb('{}'), 1, 'default', '2026-12-05 10:00:00.000', 'running', jsonb('[]') FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range map[string]string{"completeSQL": completeSQL, "heldSQLite": heldSQLite} {
+		rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, `[{"id":1,"at":"2026-12-05 10:00:01.000","holder":"w"}]`)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "INTEGER PRIMARY KEY") || strings.Contains(p, "prioritized_fetching") {
+			t.Errorf("%s does not find jobs by rowid: %s", name, p)
+		}
+	}
 }

@@ -50,9 +50,9 @@ type Config struct {
 
 	// Queue is the ledger queue of deliveries. Default DefaultQueue.
 	Queue string `yaml:"queue"`
-	// Workers is the size of each delivery pool of this process: River's queue, and on
-	// PostgreSQL also the first attempts' own pool (inline.go), so up to 2*Workers
-	// attempts at once. Default 100.
+	// Workers is the size of each delivery pool of this process: River's queue and the
+	// first attempts' own pool (inline.go), so up to 2*Workers attempts at once.
+	// Default 100.
 	Workers int `yaml:"workers"`
 	// NoWork registers no queue: this process fans out (Send) and manages endpoints,
 	// other processes deliver. Default false.
