@@ -1,36 +1,24 @@
 package auth
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 )
 
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is the audit logger's sink, read back as JSON lines.
+type syncBuffer struct{ testenv.LogBuffer }
 
 func (s *syncBuffer) Lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil {
 			out = append(out, m)

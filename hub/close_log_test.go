@@ -23,9 +23,7 @@ func TestCloseLogsNoError(t *testing.T) {
 	if err := b.hub.Close(); err != nil {
 		t.Fatal(err)
 	}
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	for _, line := range strings.Split(buf.b.String(), "\n") {
+	for _, line := range strings.Split(buf.String(), "\n") {
 		if strings.Contains(line, "level=ERROR") {
 			t.Errorf("error logged by a clean Close: %s", line)
 		}

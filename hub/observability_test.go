@@ -1,37 +1,26 @@
 package hub_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/testenv"
 )
 
-// syncBuffer is a bytes.Buffer safe for the hub's delivery goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is the hub's log sink (written from its delivery goroutines), read back
+// as JSON records.
+type syncBuffer struct{ testenv.LogBuffer }
 
 func (s *syncBuffer) records(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(s.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line %q: %v", line, err)

@@ -2,17 +2,16 @@ package ledger_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 )
@@ -92,8 +91,7 @@ func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 		_, _ = owner.Pool().Exec(context.Background(), `DROP ROLE `+role)
 	})
 
-	var logs strings.Builder
-	lw := &lockedWriter{w: &logs}
+	var logs testenv.LogBuffer
 	cfg := owner.Config()
 	u, err := url.Parse(cfg.DSN)
 	if err != nil {
@@ -101,7 +99,7 @@ func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 	}
 	u.User = url.User(role)
 	cfg.DSN = u.String()
-	cfg.Logger = slog.New(slog.NewTextHandler(lw, nil))
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	l, err := ledger.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("Open as a role that does not own river_job: %v", err)
@@ -112,22 +110,7 @@ func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 		schema).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("river_job_args_index: %d, %v; want left in place", n, err)
 	}
-	lw.mu.Lock()
-	got := logs.String()
-	lw.mu.Unlock()
-	if !strings.Contains(got, "river_job_args_index") {
+	if got := logs.String(); !strings.Contains(got, "river_job_args_index") {
 		t.Fatalf("no warning names the index left in place; logs:\n%s", got)
 	}
-}
-
-// lockedWriter serializes writes to w (a logger's records may come from goroutines).
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (lw *lockedWriter) Write(p []byte) (int, error) {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.w.Write(p)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/koder/eventhub/internal/testenv"
 )
 
 // TestTP_SQLiteBatchedCompletionMatchesRiver: the batched completion (sqlite_complete.go)
@@ -319,21 +321,7 @@ func TestSQLiteStatementsFindJobsByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, q := range map[string]string{"completeSQL": completeSQL, "heldSQLite": heldSQLite} {
-		rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, `[{"id":1,"at":"2026-12-05 10:00:01.000","holder":"w"}]`)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := testenv.SQLitePlan(t, db, q, `[{"id":1,"at":"2026-12-05 10:00:01.000","holder":"w"}]`)
 		if !strings.Contains(p, "INTEGER PRIMARY KEY") || strings.Contains(p, "prioritized_fetching") {
 			t.Errorf("%s does not find jobs by rowid: %s", name, p)
 		}

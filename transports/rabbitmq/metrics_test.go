@@ -1,11 +1,9 @@
 package rabbitmq
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,25 +12,8 @@ import (
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/hub/transporttest"
+	"github.com/koder/eventhub/internal/testenv"
 )
-
-// syncBuffer is a log sink safe for the consumer's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestR8_MetricsAndLogs(t *testing.T) {
 	t.Parallel()
@@ -41,7 +22,7 @@ func TestR8_MetricsAndLogs(t *testing.T) {
 	cfg.MaxRetries = -1
 	reg := prometheus.NewRegistry()
 	cfg.Metrics = hub.NewStreamMetrics(reg)
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	c := newConsumer(t, cfg)
 	tr := newTransport(t, cfg)

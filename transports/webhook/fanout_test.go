@@ -8,6 +8,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 )
@@ -142,24 +143,11 @@ func queuedPlan(t *testing.T, tb *testBundle, id string) (string, int) {
 	var n int
 	if tb.l.Backend() == ledger.SQLite {
 		q := `SELECT ` + tb.tr.queuedSQL("?", "10")
-		rows, err := tb.l.DB().QueryContext(tb.ctx, `EXPLAIN QUERY PLAN `+q, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var a, b, c int
-			var detail string
-			if err := rows.Scan(&a, &b, &c, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
+		plan := testenv.SQLitePlan(t, tb.l.DB(), q, id)
 		if err := tb.l.DB().QueryRowContext(tb.ctx, q, id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		return strings.Join(plan, "\n"), n
+		return plan, n
 	}
 	tx, err := tb.l.Pool().Begin(tb.ctx)
 	if err != nil {
