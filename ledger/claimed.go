@@ -165,26 +165,13 @@ func insertClaimedSQLite(ctx context.Context, tx *sql.Tx, now time.Time, worker 
 	if err != nil {
 		return nil, hub.Errorf(hub.InvalidArgument, "ledger: encode claimed jobs: %v", err)
 	}
-	at := sqliteTime(now)
-	rs, err := tx.QueryContext(ctx, `INSERT INTO river_job (args, attempt, attempted_at, attempted_by,
+	ids, err := queryIDs(ctx, tx, `INSERT INTO river_job (args, attempt, attempted_at, attempted_by,
 			created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags)
 		SELECT jsonb(value -> '$.a'), 1, ?1, jsonb(json_array(?2)), ?1, value ->> '$.k', value ->> '$.m',
 			jsonb('{}'), 1, value ->> '$.q', ?1, 'running', jsonb(value -> '$.t')
 		FROM json_each(?3) ORDER BY key
-		RETURNING id`, at, worker, string(arg))
+		RETURNING id`, sqliteTime(now), worker, string(arg))
 	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	ids := make([]int64, 0, len(args))
-	for rs.Next() {
-		var id int64
-		if err := rs.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rs.Err(); err != nil {
 		return nil, err
 	}
 	slices.Sort(ids)
@@ -428,20 +415,16 @@ func (l *Ledger) completeRunning(ctx context.Context, ids []int64, holders []str
 func completeRunningSQLite(ctx context.Context, db querier, ids []int64, holders []string, patches [][]byte, at time.Time) (map[int64]bool, error) {
 	left := make(map[int64]bool, len(ids))
 	batch := make([]completion, 0, len(ids))
-	when := sqliteTime(at)
 	for i, id := range ids {
 		left[id] = true
 		if holders[i] == "" {
 			continue // matches no holder, as on PostgreSQL (completeSQL would read "" as "any")
 		}
-		c := completion{ID: id, At: when, Holder: holders[i]}
-		if patches[i] != nil {
-			patch, ok := mergePatch(patches[i])
-			if !ok {
-				continue
-			}
-			c.Patch = patch
+		c, ok := plainCompletion(id, at, patches[i] != nil, patches[i])
+		if !ok {
+			continue
 		}
+		c.Holder = holders[i]
 		batch = append(batch, c)
 	}
 	if len(batch) == 0 {

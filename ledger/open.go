@@ -108,11 +108,11 @@ func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) err
 // args and metadata, which the ledger drops after migrating. No query of the hub's
 // uses them (it looks deliveries up by id, tags and expression indexes of its own,
 // transports/webhook), nor any of River's (v0.51) but JobList's Metadata filter, which
-// the hub never sets. They cost every
-// job's insert and every state change (not a HOT update: state is indexed) an entry per
-// key and per value of the job's JSON, about twenty for a webhook delivery, and their
-// pending lists are merged into the index in the foreground of whichever insert fills
-// them: dropped, deliveries on PostgreSQL ran about 16% faster (docs/BENCHMARKS.md).
+// the hub never sets. They cost every job's insert and every state change (not a HOT
+// update: state is indexed) an entry per key and per value of the job's JSON, about
+// twenty for a webhook delivery, and their pending lists are merged into the index in
+// the foreground of whichever insert fills them: dropped, deliveries on PostgreSQL ran
+// about 16% faster (docs/BENCHMARKS.md).
 // TestRiverMigrationsLeaveGINIndexesAlone fails if a later River migration names them.
 var unusedRiverIndexes = []string{"river_job_args_index", "river_job_metadata_index"}
 

@@ -141,25 +141,38 @@ func (e *completingExecutor) completeBatched(ctx context.Context, p *riverdriver
 
 // completedIDs runs completeSQL and returns the ids it finished.
 func completedIDs(ctx context.Context, tx querier, arg []byte) (map[int64]struct{}, error) {
-	rs, err := tx.QueryContext(ctx, completeSQL, string(arg))
+	ids, err := queryIDs(ctx, tx, completeSQL, string(arg))
 	if err != nil {
 		return nil, err
 	}
-	defer rs.Close()
-	done := map[int64]struct{}{}
-	for rs.Next() {
-		var id int64
-		if err := rs.Scan(&id); err != nil {
-			return nil, err
-		}
+	done := make(map[int64]struct{}, len(ids))
+	for _, id := range ids {
 		done[id] = struct{}{}
 	}
-	return done, rs.Err()
+	return done, nil
 }
 
 // querier is a *sql.DB or a *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryIDs runs query, whose rows are job ids, and returns them in the order read.
+func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var ids []int64
+	for rs.Next() {
+		var id int64
+		if err := rs.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rs.Err()
 }
 
 // splitCompletions sorts p's jobs into the ones completeSQL finishes exactly as
@@ -168,13 +181,13 @@ func splitCompletions(p *riverdriver.JobSetStateIfRunningManyParams) (batch []co
 	if p.Schema != "" {
 		return nil, nil // PostgreSQL only in this ledger; never batched
 	}
-	for i, id := range p.ID {
+	for i := range p.ID {
 		c, ok := batchable(p, i)
 		if !ok {
 			rest = append(rest, i)
 			continue
 		}
-		c.idx, c.ID = i, id
+		c.idx = i
 		batch = append(batch, c)
 	}
 	return batch, rest
@@ -186,11 +199,18 @@ func batchable(p *riverdriver.JobSetStateIfRunningManyParams, i int) (completion
 		p.ScheduledAt[i] != nil || p.FinalizedAt[i] == nil {
 		return completion{}, false
 	}
-	c := completion{At: sqliteTime(*p.FinalizedAt[i])}
-	if !p.MetadataDoMerge[i] {
+	return plainCompletion(p.ID[i], *p.FinalizedAt[i], p.MetadataDoMerge[i], p.MetadataUpdates[i])
+}
+
+// plainCompletion is completeSQL's element for job id completed at at, its metadata
+// merged with updates when merge is set; ok false when the merge is one json_patch
+// would do differently from River's (mergePatch).
+func plainCompletion(id int64, at time.Time, merge bool, updates []byte) (completion, bool) {
+	c := completion{ID: id, At: sqliteTime(at)}
+	if !merge {
 		return c, true
 	}
-	patch, ok := mergePatch(p.MetadataUpdates[i])
+	patch, ok := mergePatch(updates)
 	if !ok {
 		return completion{}, false
 	}
