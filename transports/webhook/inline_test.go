@@ -329,16 +329,26 @@ func firstAttemptClaimedAcrossStop(t *testing.T, b ledger.Backend) {
 	if len(ds) != 2 {
 		t.Fatalf("%d deliveries, want 2", len(ds))
 	}
+	// Given back, they are River's: its producer, which runs until after the drain, may
+	// still fetch them and its worker attempt them once (as in
+	// TestTP_FirstAttemptStopAndForeignTx); none is attempted in process.
+	river := 0
 	testenv.WaitFor(t, 30*time.Second, "the claimed deliveries given back", func() bool {
+		river = 0
 		for _, d := range ds {
-			if r := readJob(t, tb, d.ID); r.state != "available" || r.attempt != 0 {
+			r := readJob(t, tb, d.ID)
+			switch {
+			case r.state == "available" && r.attempt == 0:
+			case r.state == "completed" && !r.claimed && r.attempt == 1:
+				river++
+			default:
 				return false
 			}
 		}
 		return true
 	})
-	if n := tb.recv.count("/hook"); n != 0 {
-		t.Fatalf("receiver got %d requests while the ledger stopped, want 0", n)
+	if n := tb.recv.count("/hook"); n != river {
+		t.Fatalf("receiver got %d requests while the ledger stopped, want %d (one per delivery River's worker took back)", n, river)
 	}
 
 	// Working again: River's workers take the two given back; a new Send is claimed
