@@ -1,7 +1,6 @@
 package dedupe
 
 import (
-	"database/sql"
 	"strings"
 	"testing"
 
@@ -22,23 +21,7 @@ func TestLookupSearchesThePrimaryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	plan := func(q string, args ...any) string {
-		rows, err := l.DB().Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail sql.NullString
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, detail.String)
-		}
-		return strings.Join(out, "; ")
-	}
+	plan := func(q string, args ...any) string { return testenv.SQLitePlan(t, l.DB(), q, args...) }
 	for _, n := range []int{1, 2, 100} {
 		args := make([]any, 0, 2*n+1)
 		for range n {

@@ -20,11 +20,11 @@ func SQLitePlan(t testing.TB, db *sql.DB, query string, args ...any) string {
 	var plan []string
 	for rows.Next() {
 		var id, parent, unused int
-		var detail string
+		var detail sql.NullString
 		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
 			t.Fatalf("explain %s: %v", query, err)
 		}
-		plan = append(plan, detail)
+		plan = append(plan, detail.String)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("explain %s: %v", query, err)
