@@ -78,6 +78,16 @@
 // instead of the lease; the lease stays as the fallback. presence.go has the protocol
 // and its limits; PresenceInterval -1 turns it off.
 //
+// # Tables and indexes of other packages
+//
+// Packages keep tables of their own beside River's (CreateTables: DDL under an
+// advisory lock, so replicas starting together do not trip over IF NOT EXISTS) and
+// indexes on River's river_job (EnsureIndexes). river_job can hold millions of rows
+// when an upgrade adds an index to it: EnsureIndexes builds one there with CREATE INDEX
+// CONCURRENTLY, once across replicas, so the replicas already running keep writing, and
+// runs no DDL when the index exists. On upgrade the ledger also drops River's two GIN
+// indexes, which nothing reads and every job's write pays for (open.go).
+//
 // # Time precision
 //
 // Every time the ledger stores or compares (job creation, acceptance times, time-range

@@ -60,7 +60,7 @@ func (t *Transport) queued(ctx context.Context, tx any, epID string, limit int) 
 }
 
 // queuedSQL is the count of the waiting deliveries of endpoint id, up to limit rows
-// (both SQL expressions). waitingIndexSQL's index serves it.
+// (both SQL expressions). waitingIndex serves it.
 func (t *Transport) queuedSQL(id, limit string) string {
 	return `(SELECT count(*) FROM (SELECT 1 FROM ` + t.l.Table("river_job") + `
 		WHERE ` + waitingDeliveries + ` AND ` + t.argExpr("endpoint_id") + ` = ` + id + `
@@ -73,7 +73,7 @@ func (t *Transport) queuedSQL(id, limit string) string {
 // textual).
 const waitingDeliveries = `kind = 'webhook_delivery' AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')`
 
-// waitingIndexSQL indexes the waiting deliveries by endpoint, for the count of a capped
+// waitingIndex indexes the waiting deliveries by endpoint, for the count of a capped
 // endpoint's queue. On PostgreSQL River's own GIN index on args served the count before
 // and is dropped by the ledger (it cost every job an entry per JSON key and value,
 // ledger/open.go); SQLite had no index for it, so a capped fan-out scanned the waiting
@@ -82,9 +82,9 @@ const waitingDeliveries = `kind = 'webhook_delivery' AND state IN ('available', 
 // waits, none once it is finished (about 2% of the embedded default's batched
 // throughput, docs/BENCHMARKS.md), and finds an endpoint's waiting deliveries without
 // reading anyone else's.
-func (t *Transport) waitingIndexSQL() string {
-	return `CREATE INDEX IF NOT EXISTS webhook_delivery_waiting ON ` + t.l.Table("river_job") +
-		` (` + t.argExpr("endpoint_id") + `) WHERE ` + waitingDeliveries
+func (t *Transport) waitingIndex() ledger.Index {
+	return ledger.Index{Name: "webhook_delivery_waiting", Table: "river_job",
+		Def: `(` + t.argExpr("endpoint_id") + `) WHERE ` + waitingDeliveries}
 }
 
 // lockQueuedSQL takes a transaction-scoped advisory lock per endpoint id of $1 (by its

@@ -114,12 +114,12 @@ func orderKeyOf(ep *Endpoint, ev *cloudevent.Event) string {
 	return "=" + fmt.Sprint(v)
 }
 
-// orderIndexSQL indexes the ledger's delivery jobs by (endpoint, key, id) for the
+// orderIndex indexes the ledger's delivery jobs by (endpoint, key, id) for the
 // predecessor lookup; only ordered deliveries are in it.
-func (t *Transport) orderIndexSQL() string {
-	return `CREATE INDEX IF NOT EXISTS webhook_delivery_order ON ` + t.l.Table("river_job") +
-		` (` + t.argExpr("endpoint_id") + `, ` + t.argExpr("order_key") + `, id) WHERE kind = 'webhook_delivery' AND ` +
-		t.argExpr("order_key") + ` IS NOT NULL`
+func (t *Transport) orderIndex() ledger.Index {
+	return ledger.Index{Name: "webhook_delivery_order", Table: "river_job",
+		Def: `(` + t.argExpr("endpoint_id") + `, ` + t.argExpr("order_key") + `, id) WHERE kind = 'webhook_delivery' AND ` +
+			t.argExpr("order_key") + ` IS NOT NULL`}
 }
 
 // argExpr reads one key of a job's args as text, in each backend's JSON syntax (the

@@ -136,7 +136,9 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	if err := t.st.migrate(ctx, l); err != nil {
 		return nil, err
 	}
-	if err := l.CreateTables(ctx, t.orderIndexSQL(), t.waitingIndexSQL()); err != nil {
+	// river_job may be large when an upgrade adds one of these: built without
+	// holding the writers of the replicas already running (ledger.EnsureIndexes).
+	if err := l.EnsureIndexes(ctx, t.orderIndex(), t.waitingIndex()); err != nil {
 		return nil, dbErr("migrate: delivery indexes", err)
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)
