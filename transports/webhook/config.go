@@ -13,22 +13,26 @@ import (
 
 // Defaults for Config. Each names its unit; see the field docs for the trade-offs.
 const (
-	DefaultQueue                = "webhook"
-	DefaultWorkers              = 100
-	DefaultJitter               = 0.2
-	DefaultAttemptTimeout       = 15 * time.Second
-	DefaultMaxRetryAfter        = 2 * time.Hour
-	DefaultResponseExcerpt      = 1024
-	DefaultRotationGrace        = 24 * time.Hour
-	MaxRotationGrace            = 7 * 24 * time.Hour
-	DefaultBreakerThreshold     = 5
-	DefaultBreakerPause         = time.Minute
-	DefaultCacheTTL             = time.Second
-	DefaultMaxConnsPerHost      = 64
-	DefaultMode                 = ModeStructured
-	DefaultUserAgent            = "eventhub-webhook/1"
-	maxSecretsPerEndpoint       = 10
-	breakerSnoozeJitterFraction = 0.1
+	DefaultQueue   = "webhook"
+	DefaultWorkers = 100
+	// DefaultFirstAttemptBacklogBytes holds a burst of ~110 000 deliveries of a
+	// 200-byte event (about 580 bytes encoded each) in memory for their first attempt,
+	// about 300 MiB of RSS.
+	DefaultFirstAttemptBacklogBytes = 64 << 20
+	DefaultJitter                   = 0.2
+	DefaultAttemptTimeout           = 15 * time.Second
+	DefaultMaxRetryAfter            = 2 * time.Hour
+	DefaultResponseExcerpt          = 1024
+	DefaultRotationGrace            = 24 * time.Hour
+	MaxRotationGrace                = 7 * 24 * time.Hour
+	DefaultBreakerThreshold         = 5
+	DefaultBreakerPause             = time.Minute
+	DefaultCacheTTL                 = time.Second
+	DefaultMaxConnsPerHost          = 64
+	DefaultMode                     = ModeStructured
+	DefaultUserAgent                = "eventhub-webhook/1"
+	maxSecretsPerEndpoint           = 10
+	breakerSnoozeJitterFraction     = 0.1
 )
 
 // Mode selects the CloudEvents HTTP binding mode of a request.
@@ -62,6 +66,14 @@ type Config struct {
 	// itself, right after their transaction commits, without the queue's fetch
 	// (inline.go; docs/webhook.md). Default false.
 	QueueFirstAttempt bool `yaml:"queue_first_attempt"`
+	// FirstAttemptBacklogBytes bounds the deliveries held in memory waiting for a
+	// first-attempt slot, by their encoded size (the request body, base64, and its
+	// headers): above it, new deliveries are queued for River's workers, whose fetch
+	// takes only what they can run, until the backlog drains. A burst of small events
+	// stays under the default; large events fanned out to many endpoints meet it before
+	// they exhaust the process's memory (a held delivery costs about 4-5x its encoded
+	// size in RSS). Default DefaultFirstAttemptBacklogBytes; negative: no bound.
+	FirstAttemptBacklogBytes int64 `yaml:"first_attempt_backlog_bytes"`
 
 	// RetrySchedule is the wait before each retry (H3); a delivery gets
 	// len(RetrySchedule)+1 attempts, then it is dead. Default DefaultRetrySchedule.
@@ -162,6 +174,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.FirstAttemptBacklogBytes == 0 {
+		c.FirstAttemptBacklogBytes = DefaultFirstAttemptBacklogBytes
 	}
 	if c.RetrySchedule == nil {
 		c.RetrySchedule = DefaultRetrySchedule

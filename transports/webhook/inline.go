@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -39,9 +40,17 @@ type inliner struct {
 	retry   *worker       // its NextRetry, for a first attempt that failed
 	slots   chan struct{} // one per attempt running
 	maxWait time.Duration // longest a claimed delivery waits for a slot
+	// maxBacklog bounds the bytes of the backlog (Config.FirstAttemptBacklogBytes; 0:
+	// none): above it new deliveries are not claimed but queued for River, whose fetch
+	// takes only what its workers can run.
+	maxBacklog int64
+	// backlogBytes is the encoded size of the backlog's deliveries, changed under mu and
+	// read without it by eligible.
+	backlogBytes atomic.Int64
 
 	mu        sync.Mutex
 	backlog   []claimed       // waiting for a slot, oldest first
+	full      bool            // the backlog was over maxBacklog when last logged
 	drained   map[string]bool // worker ids the ledger stopped working under
 	holding   map[string]held // worker id -> what cancels its attempts (fenced)
 	lost      map[string]bool // worker ids whose presence the ledger lost
@@ -64,10 +73,12 @@ type held struct {
 	running int
 }
 
-// claimed is a claimed delivery and when it was claimed.
+// claimed is a claimed delivery, when it was claimed, and its size encoded (what it
+// counts for in the backlog's bound).
 type claimed struct {
-	job *river.Job[deliveryArgs]
-	at  time.Time
+	job  *river.Job[deliveryArgs]
+	at   time.Time
+	size int64
 }
 
 // newInliner returns the dispatcher of t, or nil when t does not attempt deliveries in
@@ -79,14 +90,15 @@ func newInliner(t *Transport) *inliner {
 	}
 	lease := t.l.Config().RescueStuckJobsAfter
 	in := &inliner{
-		t:       t,
-		retry:   &worker{t: t},
-		slots:   make(chan struct{}, t.cfg.Workers),
-		maxWait: min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
-		results: make(chan ledger.Outcome, 4*t.cfg.Workers),
-		quit:    make(chan struct{}),
-		flush:   make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		t:          t,
+		retry:      &worker{t: t},
+		slots:      make(chan struct{}, t.cfg.Workers),
+		maxWait:    min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
+		maxBacklog: max(t.cfg.FirstAttemptBacklogBytes, 0),
+		results:    make(chan ledger.Outcome, 4*t.cfg.Workers),
+		quit:       make(chan struct{}),
+		flush:      make(chan struct{}, 1),
+		done:       make(chan struct{}),
 	}
 	in.written = sync.NewCond(&in.mu)
 	in.drained, in.holding, in.lost = map[string]bool{}, map[string]held{}, map[string]bool{}
@@ -116,8 +128,14 @@ const (
 	inlineLinger = 50 * time.Millisecond
 )
 
-// eligible reports whether a delivery may be claimed.
-func (in *inliner) eligible(a *deliveryArgs) bool { return in != nil && a.OrderKey == "" }
+// eligible reports whether a delivery may be claimed: not to an ordered endpoint, and
+// not while the deliveries already waiting for a slot fill the backlog's bound. The
+// bound is checked before the insert and the backlog grows after the commit, so it can
+// be passed by what the transactions open at that moment claim (each at most a
+// request's batch).
+func (in *inliner) eligible(a *deliveryArgs) bool {
+	return in != nil && a.OrderKey == "" && (in.maxBacklog == 0 || in.backlogBytes.Load() < in.maxBacklog)
+}
 
 // dispatch starts the first attempts of rows (committed claimed deliveries, all under
 // one worker id), or queues them for a slot. Rows claimed under a worker id the ledger
@@ -138,17 +156,38 @@ func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
 	for i, row := range rows {
 		// The attempt reads the decoded args; the encoded copy (the request body again, in
 		// base64) would only weigh on a backlog's memory.
+		c := claimed{job: &river.Job[deliveryArgs]{JobRow: row, Args: args[i]}, at: now, size: int64(len(row.EncodedArgs))}
 		row.EncodedArgs = nil
-		c := claimed{job: &river.Job[deliveryArgs]{JobRow: row, Args: args[i]}, at: now}
 		select {
 		case in.slots <- struct{}{}:
 			in.running.Add(1)
 			go in.run(c)
 		default:
 			in.backlog = append(in.backlog, c)
+			in.backlogBytes.Add(c.size)
 		}
 	}
+	in.logFull()
 	in.mu.Unlock()
+}
+
+// logFull logs, under mu, when the backlog goes over its bound and when it is back
+// under: while it is over, new deliveries wait in River's queue instead.
+func (in *inliner) logFull() {
+	if in.maxBacklog == 0 {
+		return
+	}
+	full := in.backlogBytes.Load() >= in.maxBacklog
+	if full == in.full {
+		return
+	}
+	in.full = full
+	if full {
+		in.t.log.Warn("webhook: first attempts' backlog full; new deliveries go through the ledger's queue until it drains",
+			"backlog_bytes", in.backlogBytes.Load(), "waiting", len(in.backlog), "first_attempt_backlog_bytes", in.maxBacklog)
+	} else {
+		in.t.log.Info("webhook: first attempts' backlog drained; new deliveries are attempted in process again")
+	}
 }
 
 // run attempts c, then the backlog's oldest while there is one, then frees its slot.
@@ -163,6 +202,7 @@ func (in *inliner) run(c claimed) {
 		next, ok := claimed{}, false
 		for len(in.backlog) > 0 && !ok {
 			next, in.backlog = in.backlog[0], in.backlog[1:]
+			in.backlogBytes.Add(-next.size)
 			if time.Since(next.at) > in.maxWait {
 				stale = append(stale, next.job.JobRow)
 				continue
@@ -172,6 +212,7 @@ func (in *inliner) run(c claimed) {
 		if !ok {
 			<-in.slots
 		}
+		in.logFull()
 		in.mu.Unlock()
 		in.release(stale)
 		if !ok {
@@ -340,6 +381,8 @@ func (in *inliner) drain() {
 	}
 	backlog := in.backlog
 	in.backlog = nil
+	in.backlogBytes.Store(0)
+	in.logFull()
 	in.mu.Unlock()
 	rows := make([]*rivertype.JobRow, len(backlog))
 	for i, c := range backlog {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -431,5 +432,65 @@ func firstAttemptCancelledWhenFenced(t *testing.T, b ledger.Backend) {
 	defer done()
 	if ctx.Err() == nil {
 		t.Fatal("an attempt under the fenced worker id started with a live context")
+	}
+}
+
+// A burst that fills the first attempts' backlog (Config.FirstAttemptBacklogBytes) is
+// not held in memory past the bound: deliveries sent while it is full are queued for
+// River's workers instead of claimed, and are delivered by them meanwhile; once the
+// backlog drains, new deliveries are claimed again. Nothing is lost or sent twice.
+func TestTP_FirstAttemptBacklogBound(t *testing.T) {
+	t.Parallel()
+	ledgertest.Each(t, firstAttemptBacklogBound)
+}
+
+func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	cfg.FirstAttemptBacklogBytes = 1      // one waiting delivery fills it
+	cfg.AttemptTimeout = 20 * time.Second // the held first request must not time out (a retry would be a fifth request)
+	var logs testenv.LogBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	tb := setupWith(t, b, cfg, ledger.Config{}, true)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the receiver's and the ledger's cleanups, should the test fail
+	tb.recv.setRespond(func(n int, r request) (int, http.Header, string) {
+		if r.path == "/hook" && n == 1 {
+			<-release // the one first-attempt slot stays busy
+		}
+		return 204, nil, ""
+	})
+	ep := tb.endpoint(t, "/hook")
+	first, waiting, over := newEvent(t, "user.created"), newEvent(t, "user.created"), newEvent(t, "user.created")
+	tb.send(t, first)
+	testenv.WaitFor(t, 30*time.Second, "first request in flight", func() bool { return tb.recv.count("/hook") == 1 })
+	tb.send(t, waiting) // claimed: waits in the backlog, which is then full
+	tb.send(t, over)    // not claimed: River's worker delivers it while the slot is busy
+	testenv.WaitFor(t, 30*time.Second, "the delivery sent over the bound, by River's worker", func() bool { return tb.recv.count("/hook") == 2 })
+	if got := logs.String(); !strings.Contains(got, "backlog full") {
+		t.Fatalf("no warning that the backlog is full; logs:\n%s", got)
+	}
+	free()
+	testenv.WaitFor(t, 30*time.Second, "all three delivered", func() bool { return tb.recv.count("/hook") == 3 })
+	after := newEvent(t, "user.created") // the backlog drained: claimed again
+	tb.send(t, after)
+	tb.waitStates(t, DeliveryFilter{EndpointID: ep.ID}, 4, DeliveryDelivered)
+	if got := tb.recv.count("/hook"); got != 4 {
+		t.Fatalf("receiver got %d requests, want 4 (one per delivery)", got)
+	}
+	claimed := map[string]bool{}
+	for _, d := range tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID}) {
+		claimed[d.EventID] = readJob(t, tb, d.ID).claimed
+	}
+	want := map[string]bool{first.ID: true, waiting.ID: true, over.ID: false, after.ID: true}
+	for id, w := range want {
+		if claimed[id] != w {
+			t.Errorf("event %s: claimed %v, want %v (all: %v)", id, claimed[id], w, claimed)
+		}
+	}
+	if got := logs.String(); !strings.Contains(got, "backlog drained") {
+		t.Fatalf("no log that the backlog drained; logs:\n%s", got)
 	}
 }
