@@ -3,7 +3,6 @@ package ledger_test
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -188,29 +187,7 @@ func TestEnsureIndexesFromTwoProcessesAtOnce(t *testing.T) {
 func TestEnsureIndexesAsARoleThatMayNotBuild(t *testing.T) {
 	ctx := context.Background()
 	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
-	schema := owner.Config().Schema
-	role := "lt_role_" + strings.TrimPrefix(schema, "lt_")
-	for _, q := range []string{
-		`CREATE ROLE ` + role + ` LOGIN`,
-		`GRANT USAGE, CREATE ON SCHEMA ` + schema + ` TO ` + role,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
-		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role,
-	} {
-		if _, err := owner.Pool().Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = owner.Pool().Exec(context.Background(), `DROP OWNED BY `+role)
-		_, _ = owner.Pool().Exec(context.Background(), `DROP ROLE `+role)
-	})
-	cfg := owner.Config()
-	u, err := url.Parse(cfg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User(role)
-	cfg.DSN = u.String()
+	cfg := nonOwnerConfig(t, owner)
 	var logs testenv.LogBuffer
 	l := loggedLedger(t, cfg, &logs)
 

@@ -73,10 +73,36 @@ func TestOpenDropsRiversGINIndexes(t *testing.T) {
 func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 	ctx := context.Background()
 	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	if _, err := owner.Pool().Exec(ctx, `CREATE INDEX river_job_args_index ON `+owner.Table("river_job")+` USING GIN(args)`); err != nil {
+		t.Fatal(err)
+	}
+	var logs testenv.LogBuffer
+	cfg := nonOwnerConfig(t, owner)
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	l, err := ledger.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open as a role that does not own river_job: %v", err)
+	}
+	defer l.Close()
+	var n int
+	if err := owner.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'river_job_args_index'`,
+		owner.Config().Schema).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("river_job_args_index: %d, %v; want left in place", n, err)
+	}
+	if got := logs.String(); !strings.Contains(got, "river_job_args_index") {
+		t.Fatalf("no warning names the index left in place; logs:\n%s", got)
+	}
+}
+
+// nonOwnerConfig returns owner's configuration as a role of its own that may read and
+// write the schema's tables and create in it, but owns none of them (a deployment whose
+// tables belong to a migration role). The role is dropped at cleanup.
+func nonOwnerConfig(t *testing.T, owner *ledger.Ledger) ledger.Config {
+	t.Helper()
+	ctx := context.Background()
 	schema := owner.Config().Schema
 	role := "lt_role_" + strings.TrimPrefix(schema, "lt_")
 	for _, q := range []string{
-		`CREATE INDEX river_job_args_index ON ` + owner.Table("river_job") + ` USING GIN(args)`,
 		`CREATE ROLE ` + role + ` LOGIN`,
 		`GRANT USAGE, CREATE ON SCHEMA ` + schema + ` TO ` + role,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
@@ -90,8 +116,6 @@ func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 		_, _ = owner.Pool().Exec(context.Background(), `DROP OWNED BY `+role)
 		_, _ = owner.Pool().Exec(context.Background(), `DROP ROLE `+role)
 	})
-
-	var logs testenv.LogBuffer
 	cfg := owner.Config()
 	u, err := url.Parse(cfg.DSN)
 	if err != nil {
@@ -99,18 +123,5 @@ func TestOpenLeavesGINIndexesItMayNotDrop(t *testing.T) {
 	}
 	u.User = url.User(role)
 	cfg.DSN = u.String()
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	l, err := ledger.Open(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Open as a role that does not own river_job: %v", err)
-	}
-	defer l.Close()
-	var n int
-	if err := owner.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'river_job_args_index'`,
-		schema).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("river_job_args_index: %d, %v; want left in place", n, err)
-	}
-	if got := logs.String(); !strings.Contains(got, "river_job_args_index") {
-		t.Fatalf("no warning names the index left in place; logs:\n%s", got)
-	}
+	return cfg
 }

@@ -189,14 +189,7 @@ func firstAttemptStopAndForeignTx(t *testing.T, b ledger.Backend) {
 	cfg := testConfig()
 	cfg.Workers = 1
 	tb := setupWith(t, b, cfg, ledger.Config{}, true)
-	release := make(chan struct{})
-	var once sync.Once
-	tb.recv.setRespond(func(n int, _ request) (int, http.Header, string) {
-		if n == 1 {
-			<-release
-		}
-		return 204, nil, ""
-	})
+	free := holdFirstRequest(t, tb)
 	ep := tb.endpoint(t, "/hook")
 	tb.send(t, newEvent(t, "user.created"), newEvent(t, "user.created"), newEvent(t, "user.created"))
 	testenv.WaitFor(t, 30*time.Second, "first request in flight", func() bool { return tb.recv.count("/hook") == 1 })
@@ -204,7 +197,7 @@ func firstAttemptStopAndForeignTx(t *testing.T, b ledger.Backend) {
 	// one in flight finishes and is recorded, the two waiting go back to the queue.
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		once.Do(func() { close(release) })
+		free()
 	}()
 	if err := tb.l.Stop(tb.ctx); err != nil {
 		t.Fatal(err)
@@ -452,16 +445,7 @@ func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
 	var logs testenv.LogBuffer
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	tb := setupWith(t, b, cfg, ledger.Config{}, true)
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free) // before the receiver's and the ledger's cleanups, should the test fail
-	tb.recv.setRespond(func(n int, r request) (int, http.Header, string) {
-		if r.path == "/hook" && n == 1 {
-			<-release // the one first-attempt slot stays busy
-		}
-		return 204, nil, ""
-	})
+	free := holdFirstRequest(t, tb) // the one first-attempt slot stays busy
 	ep := tb.endpoint(t, "/hook")
 	first, waiting, over := newEvent(t, "user.created"), newEvent(t, "user.created"), newEvent(t, "user.created")
 	tb.send(t, first)
@@ -493,4 +477,21 @@ func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
 	if got := logs.String(); !strings.Contains(got, "backlog drained") {
 		t.Fatalf("no log that the backlog drained; logs:\n%s", got)
 	}
+}
+
+// holdFirstRequest makes tb's receiver hold its first request until the returned func
+// is called (idempotent; also at cleanup, before the receiver's and the ledger's own,
+// so a failing test does not hang on it) and answer every request 204.
+func holdFirstRequest(t *testing.T, tb *testBundle) (free func()) {
+	release := make(chan struct{})
+	var once sync.Once
+	free = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	tb.recv.setRespond(func(n int, _ request) (int, http.Header, string) {
+		if n == 1 {
+			<-release
+		}
+		return 204, nil, ""
+	})
+	return free
 }
