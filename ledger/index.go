@@ -53,7 +53,7 @@ const indexLockPoll = 100 * time.Millisecond
 //   - builds it in a transaction, as CreateTables does, when the table holds fewer
 //     than smallTable rows (a fresh database; milliseconds);
 //   - otherwise builds it with CREATE INDEX CONCURRENTLY (writers continue; the build
-//     waits for the transactions already open on the table), under a session advisory
+//     waits for the transactions already open), under a session advisory
 //     lock of the index's own so that replicas starting together build it once. The
 //     others poll for that lock rather than wait on it: a session blocked on the lock
 //     is itself an open transaction, which the concurrent build would wait for, a
@@ -135,7 +135,7 @@ func (l *Ledger) buildConcurrently(ctx context.Context, ix Index, name string) e
 	}
 	var rows float64
 	_ = conn.QueryRow(ctx, "SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)", l.Table(ix.Table)).Scan(&rows)
-	l.cfg.Logger.Info("ledger: building an index concurrently (writers continue; it waits for the transactions open on the table)",
+	l.cfg.Logger.Info("ledger: building an index concurrently (writers continue; it waits for the transactions open in the database, a long one included)",
 		"index", name, "table", ix.Table, "rows_estimate", int64(max(rows, 0)))
 	start := time.Now()
 	_, err = conn.Exec(ctx, "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+pgx.Identifier{ix.Name}.Sanitize()+
