@@ -84,8 +84,9 @@
 // advisory lock, so replicas starting together do not trip over IF NOT EXISTS) and
 // indexes on River's river_job (EnsureIndexes). river_job can hold millions of rows
 // when an upgrade adds an index to it: EnsureIndexes builds one there with CREATE INDEX
-// CONCURRENTLY, once across replicas, so the replicas already running keep writing, and
-// runs no DDL when the index exists. On upgrade the ledger also drops River's two GIN
+// CONCURRENTLY in the background, once across replicas, so the replicas already running
+// keep writing and the starting one does not wait, and runs no DDL when the index
+// exists. Close cancels a build still running; the next start finishes it. On upgrade the ledger also drops River's two GIN
 // indexes, which nothing reads and every job's write pays for (open.go).
 //
 // # Time precision

@@ -52,19 +52,20 @@ const indexLockPoll = 100 * time.Millisecond
 //     needs no DDL, and no ownership of the table, once the index is there;
 //   - builds it in a transaction, as CreateTables does, when the table holds fewer
 //     than smallTable rows (a fresh database; milliseconds);
-//   - otherwise builds it with CREATE INDEX CONCURRENTLY (writers continue; the build
-//     waits for the transactions already open), under a session advisory
-//     lock of the index's own so that replicas starting together build it once. The
-//     others poll for that lock rather than wait on it: a session blocked on the lock
-//     is itself an open transaction, which the concurrent build would wait for, a
-//     deadlock;
+//   - otherwise builds it with CREATE INDEX CONCURRENTLY in the background: it returns
+//     at once, so neither the replicas already writing nor this process's start wait
+//     for the build (which itself waits for the transactions open when it begins); the
+//     build's start and end are logged, and Close cancels one still running. It runs
+//     under a session advisory lock of the index's own, so that replicas starting
+//     together build it once. The others poll for that lock rather than wait on it: a
+//     session blocked on the lock is itself an open transaction, which the concurrent
+//     build would wait for, a deadlock;
 //   - drops an invalid index of that name first: what a concurrent build leaves behind
 //     when it fails (a process killed mid-build, a statement cancelled);
 //   - leaves a missing index missing, with a warning, when the role may not create it
 //     (the tables belong to a migration role): an index costs speed, not correctness.
 //
-// A concurrent build waits for every transaction open in the database, so the caller
-// must not hold one open while it runs (the transports call it from New).
+// Until a background build ends, the queries the index serves run without it.
 //
 // On SQLite it runs CREATE INDEX IF NOT EXISTS: the file has one writer, the hub.
 func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
@@ -98,7 +99,24 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) error {
 				" ON "+l.Table(ix.Table)+" "+ix.Def))
 		}
 	}
-	return l.buildConcurrently(ctx, ix, name)
+	// In the background: the build can take minutes on a large table, and a process
+	// that has not finished starting by then may be restarted by its supervisor (a
+	// liveness probe), which would cancel the build and start it again, a loop. The
+	// index is a speed-up; the process runs without it meanwhile.
+	l.builds.Add(1)
+	go func() {
+		defer l.builds.Done()
+		err := l.buildConcurrently(l.buildCtx, ix, name)
+		switch {
+		case err == nil:
+		case l.buildCtx.Err() != nil:
+			l.cfg.Logger.Warn("ledger: index build stopped by Close; the next start builds it", "index", name)
+		default:
+			l.cfg.Logger.Error("ledger: index not built; the next start tries again (queries it serves run without it meanwhile)",
+				"index", name, "error", err)
+		}
+	}()
+	return nil
 }
 
 // buildConcurrently builds (or rebuilds, when invalid) the index named name with

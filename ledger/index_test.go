@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
@@ -39,10 +41,15 @@ func indexState(t *testing.T, l *ledger.Ledger, name string) (exists, valid, uni
 	return err == nil, valid, unique
 }
 
+// withLogs returns cfg logging into logs from Info up.
+func withLogs(cfg ledger.Config, logs *testenv.LogBuffer) ledger.Config {
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return cfg
+}
+
 func loggedLedger(t *testing.T, cfg ledger.Config, logs *testenv.LogBuffer) *ledger.Ledger {
 	t.Helper()
-	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l, err := ledger.Open(context.Background(), cfg)
+	l, err := ledger.Open(context.Background(), withLogs(cfg, logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,51 +57,30 @@ func loggedLedger(t *testing.T, cfg ledger.Config, logs *testenv.LogBuffer) *led
 	return l
 }
 
-// An index added to a large river_job (a rolling upgrade) is built while other
-// writers keep writing: a transaction that was open on the table when the build began
-// holds the build back, not the inserts that come after it (a CREATE INDEX in a
-// transaction would queue them behind its lock until the open transaction ended and
-// the build finished).
+// An index added to a large river_job (a rolling upgrade) is built in the background
+// while writers keep writing: EnsureIndexes returns at once (the starting process does
+// not wait for the build), a transaction that was open on the table when the build
+// began holds the build back, and inserts that come after it go through (a CREATE INDEX
+// in a transaction would queue them behind its lock until the open transaction ended
+// and the build finished).
 func TestEnsureIndexesBuildsWithoutHoldingWriters(t *testing.T) {
 	ctx := context.Background()
 	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
 	fillRiverJob(t, owner)
 	var logs testenv.LogBuffer
 	l := loggedLedger(t, owner.Config(), &logs)
-
-	open, err := owner.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	open, insert := openWriter(t, owner)
 	defer func() { _ = open.Rollback(ctx) }()
-	insert := `INSERT INTO ` + owner.Table("river_job") + ` (kind, max_attempts, args) VALUES ('lt_writer', 1, '{}')`
-	if _, err := open.Exec(ctx, insert); err != nil {
-		t.Fatal(err)
-	}
 
-	done := make(chan error, 1)
-	go func() { done <- l.EnsureIndexes(ctx, testIndex) }()
-	// Wait until the build waits for the open transaction.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var waiting bool
-		if err := owner.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE query LIKE 'CREATE INDEX CONCURRENTLY%lt_test_kind%' AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("EnsureIndexes returned (%v) while a transaction on the table was open: it did not build concurrently", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the build never waited for the open transaction; logs:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	start, cancel := context.WithTimeout(ctx, 20*time.Second) // a build in the foreground would wait for the open transaction
+	defer cancel()
+	if err := l.EnsureIndexes(start, testIndex); err != nil {
+		t.Fatalf("EnsureIndexes with a transaction open on the table: %v", err)
 	}
+	if _, valid, _ := indexState(t, owner, testIndex.Name); valid {
+		t.Fatal("the index is valid while a transaction on the table is still open: it was not built concurrently")
+	}
+	waitForBuildWaiting(t, owner, &logs)
 
 	// Another writer inserts meanwhile, within a statement timeout.
 	conn, err := owner.Pool().Acquire(ctx)
@@ -114,30 +100,100 @@ func TestEnsureIndexesBuildsWithoutHoldingWriters(t *testing.T) {
 	if err := open.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("EnsureIndexes did not return once the open transaction ended")
-	}
-	if exists, valid, _ := indexState(t, owner, testIndex.Name); !exists || !valid {
-		t.Fatalf("index: exists %v, valid %v; want a valid index", exists, valid)
-	}
-	if got := logs.String(); !strings.Contains(got, "building an index concurrently") || !strings.Contains(got, "index built") {
-		t.Fatalf("the build is not logged; logs:\n%s", got)
+	waitForValidIndex(t, owner, testIndex.Name)
+	testenv.WaitFor(t, 30*time.Second, "the build's end logged", func() bool { return strings.Contains(logs.String(), "index built") })
+	if got := logs.String(); !strings.Contains(got, "building an index concurrently") {
+		t.Fatalf("the build's start is not logged; logs:\n%s", got)
 	}
 }
 
-// A concurrent build that failed leaves an invalid index of the name, which no query
-// reads and which IF NOT EXISTS would take for the index: EnsureIndexes drops and
-// builds it again.
+// openWriter opens a transaction that has inserted into l's river_job and keeps it
+// open, and returns it with the insert (for another writer to run).
+func openWriter(t *testing.T, l *ledger.Ledger) (pgx.Tx, string) {
+	t.Helper()
+	ctx := context.Background()
+	open, err := l.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := `INSERT INTO ` + l.Table("river_job") + ` (kind, max_attempts, args) VALUES ('lt_writer', 1, '{}')`
+	if _, err := open.Exec(ctx, insert); err != nil {
+		t.Fatal(err)
+	}
+	return open, insert
+}
+
+// waitForBuildWaiting waits until the concurrent build of testIndex waits for a lock
+// (the transactions open on the table).
+func waitForBuildWaiting(t *testing.T, l *ledger.Ledger, logs *testenv.LogBuffer) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, "the concurrent build waiting for the open transaction", func() bool {
+		var waiting bool
+		if err := l.Pool().QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE query LIKE 'CREATE INDEX CONCURRENTLY%lt_test_kind%' AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if !waiting && strings.Contains(logs.String(), "index built") {
+			t.Fatalf("built without waiting for the open transaction; logs:\n%s", logs.String())
+		}
+		return waiting
+	})
+}
+
+func waitForValidIndex(t *testing.T, l *ledger.Ledger, name string) {
+	t.Helper()
+	testenv.WaitFor(t, 60*time.Second, "index "+name+" valid", func() bool {
+		_, valid, _ := indexState(t, l, name)
+		return valid
+	})
+}
+
+// A process stopped during a build cancels it (Close does not wait for a build that
+// may take minutes), which leaves an invalid index of the name; the next start drops
+// it and builds it again. The same holds for a process killed mid-build.
+func TestEnsureIndexesRebuildsWhatACancelledBuildLeft(t *testing.T) {
+	ctx := context.Background()
+	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	fillRiverJob(t, owner)
+	var logs testenv.LogBuffer
+	first, err := ledger.Open(ctx, withLogs(owner.Config(), &logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, _ := openWriter(t, owner)
+	if err := first.EnsureIndexes(ctx, testIndex); err != nil {
+		t.Fatal(err)
+	}
+	waitForBuildWaiting(t, owner, &logs)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := open.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if exists, valid, _ := indexState(t, owner, testIndex.Name); !exists || valid {
+		t.Fatalf("after the cancelled build: exists %v, valid %v; want an invalid index left behind", exists, valid)
+	}
+	if got := logs.String(); !strings.Contains(got, "index build stopped by Close") {
+		t.Fatalf("the cancelled build is not logged; logs:\n%s", got)
+	}
+
+	next := loggedLedger(t, owner.Config(), &logs)
+	if err := next.EnsureIndexes(ctx, testIndex); err != nil {
+		t.Fatal(err)
+	}
+	waitForValidIndex(t, owner, testIndex.Name)
+	if got := logs.String(); !strings.Contains(got, "dropping an invalid index") {
+		t.Fatalf("the rebuild is not logged; logs:\n%s", got)
+	}
+}
+
+// An invalid index of the name from any failed concurrent build (here a unique one
+// over duplicates) is dropped and the index asked for built in its place.
 func TestEnsureIndexesRebuildsAnInvalidIndex(t *testing.T) {
 	ctx := context.Background()
 	l := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
 	fillRiverJob(t, l)
-	// A unique build over duplicate kinds fails and leaves the index invalid.
 	if _, err := l.Pool().Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY lt_test_kind ON `+l.Table("river_job")+` (kind)`); err == nil {
 		t.Fatal("the unique build over duplicates succeeded")
 	}
@@ -147,13 +203,13 @@ func TestEnsureIndexesRebuildsAnInvalidIndex(t *testing.T) {
 	if err := l.EnsureIndexes(ctx, testIndex); err != nil {
 		t.Fatal(err)
 	}
-	if exists, valid, unique := indexState(t, l, testIndex.Name); !exists || !valid || unique {
-		t.Fatalf("index: exists %v, valid %v, unique %v; want the index asked for, valid", exists, valid, unique)
+	waitForValidIndex(t, l, testIndex.Name)
+	if _, _, unique := indexState(t, l, testIndex.Name); unique {
+		t.Fatal("the invalid unique index was kept; want the index asked for")
 	}
 }
 
-// Replicas starting together on a large table build the index once, and each returns
-// only once it is there.
+// Replicas starting together on a large table build the index once.
 func TestEnsureIndexesFromTwoProcessesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
@@ -163,17 +219,18 @@ func TestEnsureIndexesFromTwoProcessesAtOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(ls))
 	for i, l := range ls {
-		wg.Go(func() {
-			errs[i] = l.EnsureIndexes(ctx, testIndex)
-			if exists, valid, _ := indexState(t, owner, testIndex.Name); !exists || !valid {
-				t.Errorf("process %d returned before the index was valid (exists %v, valid %v)", i, exists, valid)
-			}
-		})
+		wg.Go(func() { errs[i] = l.EnsureIndexes(ctx, testIndex) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("process %d: %v", i, err)
+		}
+	}
+	waitForValidIndex(t, owner, testIndex.Name)
+	for _, l := range ls {
+		if err := l.Close(); err != nil { // waits for its build, or its wait for the other's
+			t.Fatal(err)
 		}
 	}
 	built := strings.Count(logs[0].String()+logs[1].String(), "index built")
@@ -205,8 +262,11 @@ func TestEnsureIndexesAsARoleThatMayNotBuild(t *testing.T) {
 	if err := l.EnsureIndexes(ctx, missing); err != nil {
 		t.Fatalf("a missing index the role may not build, large table: %v", err)
 	}
-	if got := logs.String(); strings.Count(got, "index not built") != 2 || !strings.Contains(got, "lt_test_missing") {
-		t.Fatalf("want two warnings naming the missing index; logs:\n%s", got)
+	testenv.WaitFor(t, 30*time.Second, "the background build's refusal logged", func() bool {
+		return strings.Count(logs.String(), "index not built") == 2
+	})
+	if got := logs.String(); !strings.Contains(got, "lt_test_missing") {
+		t.Fatalf("the warnings do not name the missing index; logs:\n%s", got)
 	}
 	if exists, _, _ := indexState(t, owner, missing.Name); exists {
 		t.Fatal("the role built an index on a table it does not own")

@@ -51,6 +51,12 @@ type Ledger struct {
 
 	hooks commitHooks   // AfterCommit's callbacks of InTx's open transactions (tx.go)
 	wake  *sqliteDriver // SQLite: the working clients' driver (sqlite_driver.go)
+
+	// Index builds running after EnsureIndexes returned (index.go), cancelled and
+	// waited for by Close.
+	builds       sync.WaitGroup
+	buildCtx     context.Context
+	cancelBuilds context.CancelFunc
 }
 
 // client is the part of *river.Client that does not mention the transaction type.
@@ -78,6 +84,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	}
 	backend, target, _ := parseDSN(cfg.DSN)
 	l := &Ledger{cfg: cfg, backend: backend, workers: river.NewWorkers(), queues: map[string]river.QueueConfig{}}
+	l.buildCtx, l.cancelBuilds = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	switch backend {
 	case Postgres:
@@ -86,6 +93,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		err = l.openSQLite(ctx, target)
 	}
 	if err != nil {
+		l.cancelBuilds()
 		return nil, errors.Join(err, l.closeDB())
 	}
 	return l, nil
