@@ -45,8 +45,9 @@ type inliner struct {
 	// takes only what its workers can run.
 	maxBacklog int64
 	// backlogBytes is the encoded size of the backlog's deliveries, changed under mu and
-	// read without it by eligible.
-	backlogBytes atomic.Int64
+	// read without it by eligible and the metric (the Transport's, which exists
+	// before the inliner: newMetrics registers its gauge).
+	backlogBytes *atomic.Int64
 
 	mu        sync.Mutex
 	backlog   []claimed       // waiting for a slot, oldest first
@@ -90,15 +91,16 @@ func newInliner(t *Transport) *inliner {
 	}
 	lease := t.l.Config().RescueStuckJobsAfter
 	in := &inliner{
-		t:          t,
-		retry:      &worker{t: t},
-		slots:      make(chan struct{}, t.cfg.Workers),
-		maxWait:    min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
-		maxBacklog: max(t.cfg.FirstAttemptBacklogBytes, 0),
-		results:    make(chan ledger.Outcome, 4*t.cfg.Workers),
-		quit:       make(chan struct{}),
-		flush:      make(chan struct{}, 1),
-		done:       make(chan struct{}),
+		t:            t,
+		retry:        &worker{t: t},
+		slots:        make(chan struct{}, t.cfg.Workers),
+		maxWait:      min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
+		maxBacklog:   max(t.cfg.FirstAttemptBacklogBytes, 0),
+		backlogBytes: &t.backlogBytes,
+		results:      make(chan ledger.Outcome, 4*t.cfg.Workers),
+		quit:         make(chan struct{}),
+		flush:        make(chan struct{}, 1),
+		done:         make(chan struct{}),
 	}
 	in.written = sync.NewCond(&in.mu)
 	in.drained, in.holding, in.lost = map[string]bool{}, map[string]held{}, map[string]bool{}

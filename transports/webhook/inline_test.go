@@ -456,6 +456,10 @@ func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
 	if got := logs.String(); !strings.Contains(got, "backlog full") {
 		t.Fatalf("no warning that the backlog is full; logs:\n%s", got)
 	}
+	const backlogGauge = "webhook_first_attempt_backlog_bytes"
+	if v := gauge(t, tb.reg, backlogGauge, nil); v <= 0 {
+		t.Fatalf("%s = %v while a delivery waits for the slot; want its size", backlogGauge, v)
+	}
 	free()
 	testenv.WaitFor(t, 30*time.Second, "all three delivered", func() bool { return tb.recv.count("/hook") == 3 })
 	after := newEvent(t, "user.created") // the backlog drained: claimed again
@@ -476,6 +480,9 @@ func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
 	}
 	if got := logs.String(); !strings.Contains(got, "backlog drained") {
 		t.Fatalf("no log that the backlog drained; logs:\n%s", got)
+	}
+	if v := gauge(t, tb.reg, backlogGauge, nil); v != 0 {
+		t.Fatalf("%s = %v once drained; want 0", backlogGauge, v)
 	}
 }
 

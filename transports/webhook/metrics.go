@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,7 @@ type metrics struct {
 	transitions *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer, name string, b *breakers, leader func() bool) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, name string, b *breakers, leader func() bool, backlog *atomic.Int64) (*metrics, error) {
 	m := &metrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "webhook_attempts_total",
@@ -51,7 +52,12 @@ func newMetrics(reg prometheus.Registerer, name string, b *breakers, leader func
 		failures: prometheus.NewDesc("webhook_breaker_consecutive_failures",
 			"Consecutive failed attempts of each endpoint.", []string{"endpoint"}, labels),
 	}
-	for _, c := range []prometheus.Collector{m.deliveries, m.duration, m.transitions, bc} {
+	bl := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "webhook_first_attempt_backlog_bytes",
+		Help:        "Encoded size of the deliveries this process holds in memory waiting for a first-attempt slot; at first_attempt_backlog_bytes new deliveries go through the ledger's queue instead.",
+		ConstLabels: labels,
+	}, func() float64 { return float64(backlog.Load()) })
+	for _, c := range []prometheus.Collector{m.deliveries, m.duration, m.transitions, bc, bl} {
 		if err := reg.Register(c); err != nil {
 			return nil, hub.Errorf(hub.AlreadyExists, "webhook: metrics of transport %q: %w (give each transport its own Name)", name, err)
 		}

@@ -58,6 +58,9 @@ type Transport struct {
 	// inline attempts claimed deliveries' first attempts in process (inline.go); nil
 	// when this process does not.
 	inline *inliner
+	// backlogBytes is the inliner's backlog size (inline.go), kept here so that the
+	// metrics, made before the inliner, can read it.
+	backlogBytes atomic.Int64
 
 	closed atomic.Bool
 }
@@ -141,7 +144,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	if err := l.EnsureIndexes(ctx, t.orderIndex(), t.waitingIndex()); err != nil {
 		return nil, dbErr("migrate: delivery indexes", err)
 	}
-	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader)
+	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader, &t.backlogBytes)
 	if err != nil {
 		return nil, err
 	}
