@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,12 +29,13 @@ type Index struct {
 const (
 	sqlstateDuplicateTable  = "42P07" // another process created the index first
 	sqlstateUniqueViolation = "23505" // the same race, caught on pg_class
+	sqlstateDeadlock        = "40P01"
 )
 
 // smallTable is the row count under which EnsureIndexes builds an index in a
-// transaction: a few milliseconds of held writes, against a concurrent build's wait for
-// every transaction open in the database (its last phase waits for all older
-// snapshots, not only those on the table).
+// transaction: a build of milliseconds, against a concurrent build's wait for every
+// transaction open in the database (its last phase waits for all older snapshots, not
+// only those on the table).
 const smallTable = 10000
 
 // indexLockPoll is how often EnsureIndexes asks again for the lock another process
@@ -55,9 +57,13 @@ const indexLockPoll = 100 * time.Millisecond
 //   - otherwise builds it with CREATE INDEX CONCURRENTLY in the background: it returns
 //     at once, so neither the replicas already writing nor this process's start wait
 //     for the build (which itself waits for the transactions open when it begins); the
-//     build's start and end are logged, and Close cancels one still running. It runs
-//     under a session advisory lock of the index's own, so that replicas starting
-//     together build it once. The others poll for that lock rather than wait on it: a
+//     build's start and end are logged, and Close cancels one still running. Builds
+//     run one at a time per table, on a connection of their own (not the pool's) with
+//     no statement or lock timeout, under a session advisory lock of the table's, so
+//     that replicas starting together build each index once and two builds never
+//     overlap (two concurrent builds on one table deadlock); a build a deadlock ended
+//     anyway (another session waiting for the table's lock while holding a snapshot)
+//     is started again. The others poll for that lock rather than wait on it: a
 //     session blocked on the lock is itself an open transaction, which the concurrent
 //     build would wait for, a deadlock;
 //   - drops an invalid index of that name first: what a concurrent build leaves behind
@@ -69,76 +75,151 @@ const indexLockPoll = 100 * time.Millisecond
 //
 // On SQLite it runs CREATE INDEX IF NOT EXISTS: the file has one writer, the hub.
 func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
+	var later []Index
 	for _, ix := range idx {
-		if err := l.ensureIndex(ctx, ix); err != nil {
-			return hub.Errorf(hub.Unavailable, "ledger: index %s: %w", ix.Name, err)
+		big, err := l.ensureIndex(ctx, ix)
+		if err != nil {
+			return indexErr(ix.Name, err)
 		}
+		if big {
+			later = append(later, ix)
+		}
+	}
+	if len(later) > 0 {
+		// In the background: the build can take minutes on a large table, and a process
+		// that has not finished starting by then may be restarted by its supervisor (a
+		// liveness probe), which would cancel the build and start it again, a loop. The
+		// indexes are a speed-up; the process runs without them meanwhile.
+		l.builds.Add(1)
+		go func() {
+			defer l.builds.Done()
+			l.buildLater(later)
+		}()
 	}
 	return nil
 }
 
-func (l *Ledger) ensureIndex(ctx context.Context, ix Index) error {
-	if l.backend != Postgres {
-		_, err := l.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+ix.Name+` ON `+ix.Table+` `+ix.Def)
+// indexErr classifies an error of EnsureIndexes: the context's as it is, a definition
+// PostgreSQL rejects (class 42: syntax, an unknown column) as Internal, others
+// (the database unreachable) as Unavailable.
+func indexErr(name string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	name := l.Table(ix.Name) // an index is named in its table's schema
+	code := hub.Unavailable
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42") {
+		code = hub.Internal
+	}
+	return hub.Errorf(code, "ledger: index %s: %w", name, err)
+}
+
+// indexName is the index's name quoted, qualified by the ledger's schema when it has
+// one (an index lives in its table's schema).
+func (l *Ledger) indexName(name string) string {
+	if l.cfg.Schema != "" {
+		return pgx.Identifier{l.cfg.Schema, name}.Sanitize()
+	}
+	return pgx.Identifier{name}.Sanitize()
+}
+
+// ensureIndex makes ix, or reports that it is missing on a large table (big): the
+// caller builds those in the background.
+func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error) {
+	create := "CREATE INDEX IF NOT EXISTS " + pgx.Identifier{ix.Name}.Sanitize() + " ON " + l.Table(ix.Table) + " " + ix.Def
+	if l.backend != Postgres {
+		_, err := l.db.ExecContext(ctx, create)
+		return false, err
+	}
+	name := l.indexName(ix.Name)
 	exists, valid, err := l.lookUpIndex(ctx, l.pool, name)
 	if err != nil || (exists && valid) {
-		return err
+		return false, err
 	}
-	if !exists {
-		var n int
-		if err := l.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT FROM "+l.Table(ix.Table)+" LIMIT $1) AS s", smallTable).Scan(&n); err != nil {
-			return err
-		}
-		if n < smallTable {
-			// Built in a transaction: it holds the table's writers for milliseconds, and
-			// unlike a concurrent build it waits only for the transactions on this table.
-			return l.indexDenied(name, l.CreateTables(ctx, "CREATE INDEX IF NOT EXISTS "+pgx.Identifier{ix.Name}.Sanitize()+
-				" ON "+l.Table(ix.Table)+" "+ix.Def))
-		}
+	if exists {
+		return true, nil // invalid: a failed concurrent build's, dropped by the rebuild
 	}
-	// In the background: the build can take minutes on a large table, and a process
-	// that has not finished starting by then may be restarted by its supervisor (a
-	// liveness probe), which would cancel the build and start it again, a loop. The
-	// index is a speed-up; the process runs without it meanwhile.
-	l.builds.Add(1)
-	go func() {
-		defer l.builds.Done()
+	var n int
+	if err := l.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT FROM "+l.Table(ix.Table)+" LIMIT $1) AS s", smallTable).Scan(&n); err != nil {
+		return false, err
+	}
+	if n >= smallTable {
+		return true, nil
+	}
+	// Built in a transaction: it queues behind the transactions writing to the table
+	// and holds new writers while it waits and builds, which on a table this small is
+	// a build of milliseconds; a concurrent build would wait for every transaction
+	// open in the database instead.
+	return false, l.indexDenied(name, l.CreateTables(ctx, create))
+}
+
+// buildLater builds the indexes one after another, each concurrently: two concurrent
+// builds on one table deadlock (each waits for the other's snapshot), so they never
+// overlap, in this process or across replicas (one advisory lock per table).
+func (l *Ledger) buildLater(idx []Index) {
+	for _, ix := range idx {
+		name := l.indexName(ix.Name)
 		err := l.buildConcurrently(l.buildCtx, ix, name)
 		switch {
 		case err == nil:
 		case l.buildCtx.Err() != nil:
 			l.cfg.Logger.Warn("ledger: index build stopped by Close; the next start builds it", "index", name)
+			return
 		default:
 			l.cfg.Logger.Error("ledger: index not built; the next start tries again (queries it serves run without it meanwhile)",
 				"index", name, "error", err)
 		}
-	}()
-	return nil
+	}
 }
 
+// buildRetries bounds the builds of one index that a deadlock ended: a session that
+// waits for river_job's lock while holding a snapshot (another replica's DROP INDEX
+// CONCURRENTLY of River's GIN indexes at its start, River's reindexer) and the
+// build's last phase, which waits for that snapshot, deadlock, and PostgreSQL ends one
+// of them, often the build.
+var buildRetries = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+
 // buildConcurrently builds (or rebuilds, when invalid) the index named name with
-// CREATE INDEX CONCURRENTLY, under the index's own session advisory lock.
+// CREATE INDEX CONCURRENTLY, on a connection of its own (not the pool's: the build
+// and the wait for another process's take minutes), under the table's advisory lock.
 func (l *Ledger) buildConcurrently(ctx context.Context, ix Index, name string) error {
-	conn, err := l.pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, l.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	key := "eventhub.index." + l.cfg.Schema + "." + ix.Name
-	if err := tryLockLoop(ctx, conn.Conn(), key, func() {
-		l.cfg.Logger.Info("ledger: waiting for another process building an index", "index", name)
+	// Closing the session ends the build if ctx ended it, and releases the lock.
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	// A timeout of the role, the database or the DSN would cancel a long build, and
+	// every start would build it again.
+	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "SET lock_timeout = 0"); err != nil {
+		return err
+	}
+	key := "eventhub.index." + l.cfg.Schema + "." + ix.Table
+	if err := tryLockLoop(ctx, conn, key, func() {
+		l.cfg.Logger.Info("ledger: waiting for another build of an index on the table", "index", name, "table", ix.Table)
 	}); err != nil {
 		return err
 	}
-	defer func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtext($1))", key)
-	}()
+	for try := 0; ; try++ {
+		err := l.buildOnce(ctx, conn, ix, name)
+		var pgErr *pgconn.PgError
+		if try == len(buildRetries) || !errors.As(err, &pgErr) || pgErr.Code != sqlstateDeadlock {
+			return err
+		}
+		l.cfg.Logger.Warn("ledger: index build ended by a deadlock; building it again", "index", name, "in", buildRetries[try])
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(buildRetries[try]):
+		}
+	}
+}
 
+// buildOnce is one build of ix on conn, which holds the table's lock.
+func (l *Ledger) buildOnce(ctx context.Context, conn *pgx.Conn, ix Index, name string) error {
 	exists, valid, err := l.lookUpIndex(ctx, conn, name)
 	switch {
 	case err != nil:

@@ -160,7 +160,9 @@ func TestEnsureIndexesRebuildsWhatACancelledBuildLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = first.Close() })
 	open, _ := openWriter(t, owner)
+	t.Cleanup(func() { _ = open.Rollback(context.Background()) })
 	if err := first.EnsureIndexes(ctx, testIndex); err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +208,33 @@ func TestEnsureIndexesRebuildsAnInvalidIndex(t *testing.T) {
 	waitForValidIndex(t, l, testIndex.Name)
 	if _, _, unique := indexState(t, l, testIndex.Name); unique {
 		t.Fatal("the invalid unique index was kept; want the index asked for")
+	}
+}
+
+// Two indexes missing on one large table are built one after the other: two
+// concurrent builds on one table deadlock (the second waits for the table's lock
+// holding a snapshot, the first's last phase waits for that snapshot), which a
+// transaction open when both begin makes certain.
+func TestEnsureIndexesTwoOnOneTable(t *testing.T) {
+	ctx := context.Background()
+	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	fillRiverJob(t, owner)
+	var logs testenv.LogBuffer
+	l := loggedLedger(t, owner.Config(), &logs)
+	open, _ := openWriter(t, owner)
+	defer func() { _ = open.Rollback(ctx) }()
+	second := ledger.Index{Name: "lt_test_queue", Table: "river_job", Def: "(queue, id)"}
+	if err := l.EnsureIndexes(ctx, testIndex, second); err != nil {
+		t.Fatal(err)
+	}
+	waitForBuildWaiting(t, owner, &logs)
+	if err := open.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitForValidIndex(t, owner, testIndex.Name)
+	waitForValidIndex(t, owner, second.Name)
+	if got := logs.String(); strings.Contains(got, "deadlock") || strings.Contains(got, "not built") {
+		t.Fatalf("the builds overlapped; logs:\n%s", got)
 	}
 }
 

@@ -349,8 +349,8 @@ func (l *Ledger) Close() error {
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), max(l.cfg.JobTimeout, 25*time.Second)+5*time.Second)
 	defer cancel()
-	err := l.Stop(ctx)
 	l.cancelBuilds() // a build cut short leaves an invalid index, built again at the next start
+	err := l.Stop(ctx)
 	l.builds.Wait()
 	return errors.Join(err, l.closeDB())
 }

@@ -384,7 +384,7 @@ func (in *inliner) drain() {
 	backlog := in.backlog
 	in.backlog = nil
 	in.backlogBytes.Store(0)
-	in.logFull()
+	in.full = false // stopping: no "drained, claimed again" line
 	in.mu.Unlock()
 	rows := make([]*rivertype.JobRow, len(backlog))
 	for i, c := range backlog {

@@ -472,7 +472,9 @@ func firstAttemptBacklogBound(t *testing.T, b ledger.Backend) {
 	for _, d := range tb.deliveries(t, DeliveryFilter{EndpointID: ep.ID}) {
 		claimed[d.EventID] = readJob(t, tb, d.ID).claimed
 	}
-	want := map[string]bool{first.ID: true, waiting.ID: true, over.ID: false, after.ID: true}
+	// waiting is not checked: claimed, it waits for the slot at most 5 s (then River
+	// gets it, attempt unspent), a margin a loaded machine could use up.
+	want := map[string]bool{first.ID: true, over.ID: false, after.ID: true}
 	for id, w := range want {
 		if claimed[id] != w {
 			t.Errorf("event %s: claimed %v, want %v (all: %v)", id, claimed[id], w, claimed)
