@@ -77,8 +77,9 @@ const dropLockTimeout = 10 * time.Second
 // dropUnusedRiverIndexes drops unusedRiverIndexes. CONCURRENTLY: replicas already
 // running on the table keep writing while an upgraded one drops them (it cannot run in
 // a transaction, hence one statement each). A role that may not drop them (the tables
-// owned by a migration role) or a transaction that holds the table past
-// dropLockTimeout leaves them in place, with a warning: they cost speed, not
+// owned by a migration role), a transaction that holds the table past
+// dropLockTimeout, or a deadlock with another replica's concurrent index build
+// (EnsureIndexes) leaves them in place, with a warning: they cost speed, not
 // correctness, and the next start tries again.
 func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) error {
 	if _, err := conn.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", dropLockTimeout.Milliseconds())); err != nil {
@@ -94,7 +95,8 @@ func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) err
 		var pgErr *pgconn.PgError
 		switch {
 		case err == nil:
-		case errors.As(err, &pgErr) && (pgErr.Code == sqlstateInsufficientPrivilege || pgErr.Code == sqlstateLockNotAvailable):
+		case errors.As(err, &pgErr) && (pgErr.Code == sqlstateInsufficientPrivilege || pgErr.Code == sqlstateLockNotAvailable ||
+			pgErr.Code == sqlstateDeadlock): // with another replica's concurrent index build (index.go)
 			cfg.Logger.Warn("ledger: River's unused index left in place (it slows every job's writes; drop it as its owner)",
 				"index", idx.Sanitize(), "error", pgErr.Message)
 		default:
