@@ -47,6 +47,17 @@ func withLogs(cfg ledger.Config, logs *testenv.LogBuffer) ledger.Config {
 	return cfg
 }
 
+// onLargeTable opens a ledger (owner) whose river_job holds enough rows for
+// EnsureIndexes to build concurrently, and a second one on the same schema logging
+// into logs from Info up.
+func onLargeTable(t *testing.T) (owner, l *ledger.Ledger, logs *testenv.LogBuffer) {
+	t.Helper()
+	owner = ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	fillRiverJob(t, owner)
+	logs = &testenv.LogBuffer{}
+	return owner, loggedLedger(t, owner.Config(), logs), logs
+}
+
 func loggedLedger(t *testing.T, cfg ledger.Config, logs *testenv.LogBuffer) *ledger.Ledger {
 	t.Helper()
 	l, err := ledger.Open(context.Background(), withLogs(cfg, logs))
@@ -65,10 +76,7 @@ func loggedLedger(t *testing.T, cfg ledger.Config, logs *testenv.LogBuffer) *led
 // and the build finished).
 func TestEnsureIndexesBuildsWithoutHoldingWriters(t *testing.T) {
 	ctx := context.Background()
-	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
-	fillRiverJob(t, owner)
-	var logs testenv.LogBuffer
-	l := loggedLedger(t, owner.Config(), &logs)
+	owner, l, logs := onLargeTable(t)
 	open, insert := openWriter(t, owner)
 	defer func() { _ = open.Rollback(ctx) }()
 
@@ -80,7 +88,7 @@ func TestEnsureIndexesBuildsWithoutHoldingWriters(t *testing.T) {
 	if _, valid, _ := indexState(t, owner, testIndex.Name); valid {
 		t.Fatal("the index is valid while a transaction on the table is still open: it was not built concurrently")
 	}
-	waitForBuildWaiting(t, owner, &logs)
+	waitForBuildWaiting(t, owner, logs)
 
 	// Another writer inserts meanwhile, within a statement timeout.
 	conn, err := owner.Pool().Acquire(ctx)
@@ -217,17 +225,14 @@ func TestEnsureIndexesRebuildsAnInvalidIndex(t *testing.T) {
 // transaction open when both begin makes certain.
 func TestEnsureIndexesTwoOnOneTable(t *testing.T) {
 	ctx := context.Background()
-	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
-	fillRiverJob(t, owner)
-	var logs testenv.LogBuffer
-	l := loggedLedger(t, owner.Config(), &logs)
+	owner, l, logs := onLargeTable(t)
 	open, _ := openWriter(t, owner)
 	defer func() { _ = open.Rollback(ctx) }()
 	second := ledger.Index{Name: "lt_test_queue", Table: "river_job", Def: "(queue, id)"}
 	if err := l.EnsureIndexes(ctx, testIndex, second); err != nil {
 		t.Fatal(err)
 	}
-	waitForBuildWaiting(t, owner, &logs)
+	waitForBuildWaiting(t, owner, logs)
 	if err := open.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
