@@ -103,22 +103,19 @@ func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
 // PostgreSQL rejects (class 42: syntax, an unknown column) as Internal, others
 // (the database unreachable) as Unavailable.
 func indexErr(name string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
 	code := hub.Unavailable
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42") {
 		code = hub.Internal
 	}
-	return hub.Errorf(code, "ledger: index %s: %w", name, err)
+	return hub.Wrap(code, fmt.Errorf("ledger: index %s: %w", name, err))
 }
 
-// indexName is the index's name quoted, qualified by the ledger's schema when it has
-// one (an index lives in its table's schema).
-func (l *Ledger) indexName(name string) string {
-	if l.cfg.Schema != "" {
-		return pgx.Identifier{l.cfg.Schema, name}.Sanitize()
+// inSchema is name quoted, qualified by schema when there is one: how the ledger names
+// an index (it lives in its table's schema) in DDL and catalog lookups.
+func inSchema(schema, name string) string {
+	if schema != "" {
+		return pgx.Identifier{schema, name}.Sanitize()
 	}
 	return pgx.Identifier{name}.Sanitize()
 }
@@ -131,8 +128,8 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error
 		_, err := l.db.ExecContext(ctx, create)
 		return false, err
 	}
-	name := l.indexName(ix.Name)
-	exists, valid, err := l.lookUpIndex(ctx, l.pool, name)
+	name := inSchema(l.cfg.Schema, ix.Name)
+	exists, valid, err := lookUpIndex(ctx, l.pool, name)
 	if err != nil || (exists && valid) {
 		return false, err
 	}
@@ -158,7 +155,7 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error
 // overlap, in this process or across replicas (one advisory lock per table).
 func (l *Ledger) buildLater(idx []Index) {
 	for _, ix := range idx {
-		name := l.indexName(ix.Name)
+		name := inSchema(l.cfg.Schema, ix.Name)
 		err := l.buildConcurrently(l.buildCtx, ix, name)
 		switch {
 		case err == nil:
@@ -220,7 +217,7 @@ func (l *Ledger) buildConcurrently(ctx context.Context, ix Index, name string) e
 
 // buildOnce is one build of ix on conn, which holds the table's lock.
 func (l *Ledger) buildOnce(ctx context.Context, conn *pgx.Conn, ix Index, name string) error {
-	exists, valid, err := l.lookUpIndex(ctx, conn, name)
+	exists, valid, err := lookUpIndex(ctx, conn, name)
 	switch {
 	case err != nil:
 		return err
@@ -264,14 +261,14 @@ func (l *Ledger) indexDenied(name string, err error) error {
 	return err
 }
 
-// queryRower is what lookUpIndex reads with: the pool or one connection of it.
+// queryRower is what lookUpIndex reads with: the pool or a connection.
 type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // lookUpIndex reports whether the index (a qualified, quoted name) exists and whether
 // it is valid (a failed concurrent build leaves an invalid one, which no query reads).
-func (l *Ledger) lookUpIndex(ctx context.Context, q queryRower, name string) (exists, valid bool, err error) {
+func lookUpIndex(ctx context.Context, q queryRower, name string) (exists, valid bool, err error) {
 	err = q.QueryRow(ctx, "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)", name).Scan(&valid)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, false, nil

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -35,7 +36,7 @@ func indexState(t *testing.T, l *ledger.Ledger, name string) (exists, valid, uni
 	t.Helper()
 	err := l.Pool().QueryRow(context.Background(), `SELECT indisvalid, indisunique FROM pg_index WHERE indexrelid = to_regclass($1)`,
 		l.Table(name)).Scan(&valid, &unique)
-	if err != nil && !strings.Contains(err.Error(), "no rows") {
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		t.Fatal(err)
 	}
 	return err == nil, valid, unique

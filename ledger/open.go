@@ -87,18 +87,15 @@ func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) err
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET lock_timeout") }()
 	for _, name := range unusedRiverIndexes {
-		idx := pgx.Identifier{name}
-		if cfg.Schema != "" {
-			idx = pgx.Identifier{cfg.Schema, name}
-		}
-		_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+idx.Sanitize())
+		idx := inSchema(cfg.Schema, name)
+		_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+idx)
 		var pgErr *pgconn.PgError
 		switch {
 		case err == nil:
 		case errors.As(err, &pgErr) && (pgErr.Code == sqlstateInsufficientPrivilege || pgErr.Code == sqlstateLockNotAvailable ||
 			pgErr.Code == sqlstateDeadlock): // with another replica's concurrent index build (index.go)
 			cfg.Logger.Warn("ledger: River's unused index left in place (it slows every job's writes; drop it as its owner)",
-				"index", idx.Sanitize(), "error", pgErr.Message)
+				"index", idx, "error", pgErr.Message)
 		default:
 			return hub.Errorf(hub.Unavailable, "ledger: migrate: drop index %s: %w", name, err)
 		}

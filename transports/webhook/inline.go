@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -44,13 +43,9 @@ type inliner struct {
 	// none): above it new deliveries are not claimed but queued for River, whose fetch
 	// takes only what its workers can run.
 	maxBacklog int64
-	// backlogBytes is the encoded size of the backlog's deliveries, changed under mu and
-	// read without it by eligible and the metric (the Transport's, which exists
-	// before the inliner: newMetrics registers its gauge).
-	backlogBytes *atomic.Int64
 
 	mu        sync.Mutex
-	backlog   []claimed       // waiting for a slot, oldest first
+	backlog   []claimed       // waiting for a slot, oldest first; their size in t.backlogBytes
 	full      bool            // the backlog was over maxBacklog when last logged
 	drained   map[string]bool // worker ids the ledger stopped working under
 	holding   map[string]held // worker id -> what cancels its attempts (fenced)
@@ -91,16 +86,15 @@ func newInliner(t *Transport) *inliner {
 	}
 	lease := t.l.Config().RescueStuckJobsAfter
 	in := &inliner{
-		t:            t,
-		retry:        &worker{t: t},
-		slots:        make(chan struct{}, t.cfg.Workers),
-		maxWait:      min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
-		maxBacklog:   max(t.cfg.FirstAttemptBacklogBytes, 0),
-		backlogBytes: &t.backlogBytes,
-		results:      make(chan ledger.Outcome, 4*t.cfg.Workers),
-		quit:         make(chan struct{}),
-		flush:        make(chan struct{}, 1),
-		done:         make(chan struct{}),
+		t:          t,
+		retry:      &worker{t: t},
+		slots:      make(chan struct{}, t.cfg.Workers),
+		maxWait:    min(inlineMaxWait, (lease-t.cfg.jobTimeout())/2),
+		maxBacklog: max(t.cfg.FirstAttemptBacklogBytes, 0),
+		results:    make(chan ledger.Outcome, 4*t.cfg.Workers),
+		quit:       make(chan struct{}),
+		flush:      make(chan struct{}, 1),
+		done:       make(chan struct{}),
 	}
 	in.written = sync.NewCond(&in.mu)
 	in.drained, in.holding, in.lost = map[string]bool{}, map[string]held{}, map[string]bool{}
@@ -136,7 +130,7 @@ const (
 // be passed by what the transactions open at that moment claim (each at most a
 // request's batch).
 func (in *inliner) eligible(a *deliveryArgs) bool {
-	return in != nil && a.OrderKey == "" && (in.maxBacklog == 0 || in.backlogBytes.Load() < in.maxBacklog)
+	return in != nil && a.OrderKey == "" && (in.maxBacklog == 0 || in.t.backlogBytes.Load() < in.maxBacklog)
 }
 
 // dispatch starts the first attempts of rows (committed claimed deliveries, all under
@@ -166,7 +160,7 @@ func (in *inliner) dispatch(rows []*rivertype.JobRow, args []deliveryArgs) {
 			go in.run(c)
 		default:
 			in.backlog = append(in.backlog, c)
-			in.backlogBytes.Add(c.size)
+			in.t.backlogBytes.Add(c.size)
 		}
 	}
 	in.logFull()
@@ -179,14 +173,14 @@ func (in *inliner) logFull() {
 	if in.maxBacklog == 0 {
 		return
 	}
-	full := in.backlogBytes.Load() >= in.maxBacklog
+	full := in.t.backlogBytes.Load() >= in.maxBacklog
 	if full == in.full {
 		return
 	}
 	in.full = full
 	if full {
 		in.t.log.Warn("webhook: first attempts' backlog full; new deliveries go through the ledger's queue until it drains",
-			"backlog_bytes", in.backlogBytes.Load(), "waiting", len(in.backlog), "first_attempt_backlog_bytes", in.maxBacklog)
+			"backlog_bytes", in.t.backlogBytes.Load(), "waiting", len(in.backlog), "first_attempt_backlog_bytes", in.maxBacklog)
 	} else {
 		in.t.log.Info("webhook: first attempts' backlog drained; new deliveries are attempted in process again")
 	}
@@ -204,7 +198,7 @@ func (in *inliner) run(c claimed) {
 		next, ok := claimed{}, false
 		for len(in.backlog) > 0 && !ok {
 			next, in.backlog = in.backlog[0], in.backlog[1:]
-			in.backlogBytes.Add(-next.size)
+			in.t.backlogBytes.Add(-next.size)
 			if time.Since(next.at) > in.maxWait {
 				stale = append(stale, next.job.JobRow)
 				continue
@@ -383,7 +377,7 @@ func (in *inliner) drain() {
 	}
 	backlog := in.backlog
 	in.backlog = nil
-	in.backlogBytes.Store(0)
+	in.t.backlogBytes.Store(0)
 	in.full = false // stopping: no "drained, claimed again" line
 	in.mu.Unlock()
 	rows := make([]*rivertype.JobRow, len(backlog))

@@ -58,8 +58,9 @@ type Transport struct {
 	// inline attempts claimed deliveries' first attempts in process (inline.go); nil
 	// when this process does not.
 	inline *inliner
-	// backlogBytes is the inliner's backlog size (inline.go), kept here so that the
-	// metrics, made before the inliner, can read it.
+	// backlogBytes is the encoded size of the deliveries in the inliner's backlog
+	// (inline.go), changed under its lock and read without it by its eligible and by
+	// the metrics, which are made before the inliner.
 	backlogBytes atomic.Int64
 
 	closed atomic.Bool
@@ -142,7 +143,7 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 	// river_job may be large when an upgrade adds one of these: built without
 	// holding the writers of the replicas already running (ledger.EnsureIndexes).
 	if err := l.EnsureIndexes(ctx, t.orderIndex(), t.waitingIndex()); err != nil {
-		return nil, dbErr("migrate: delivery indexes", err)
+		return nil, err // classified, and naming the index, by the ledger
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader, &t.backlogBytes)
 	if err != nil {
