@@ -179,6 +179,17 @@ func TestEnsureIndexesRebuildsWhatACancelledBuildLeft(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The server ends the cancelled build when it gets the cancel request and sees the
+	// session gone, which can come after Close returned: committing before that would
+	// let the build finish.
+	testenv.WaitFor(t, 30*time.Second, "the cancelled build's session gone", func() bool {
+		var running bool
+		if err := owner.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE query LIKE 'CREATE INDEX CONCURRENTLY%lt_test_kind%' AND pid <> pg_backend_pid())`).Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		return !running
+	})
 	if err := open.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
