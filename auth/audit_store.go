@@ -33,7 +33,7 @@ var auditDDL = []string{
 
 // NewAuditStore creates the table if needed (idempotent).
 func NewAuditStore(ctx context.Context, db *sql.DB) (*AuditStore, error) {
-	if err := migrate(ctx, db, "migrate audit", auditDDL); err != nil {
+	if err := migrate(ctx, db, "migrate audit", "auth.audit", auditDDL); err != nil {
 		return nil, err
 	}
 	return &AuditStore{db: db}, nil

@@ -138,7 +138,7 @@ func NewKeyStore(ctx context.Context, db *sql.DB, cfg KeyStoreConfig) (*KeyStore
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, db, "migrate api keys", keyDDL); err != nil {
+	if err := migrate(ctx, db, "migrate api keys", "auth.api_keys", keyDDL); err != nil {
 		return nil, err
 	}
 	return &KeyStore{

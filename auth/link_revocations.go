@@ -29,7 +29,7 @@ var linkRevocationsDDL = []string{
 
 // NewLinkRevocations creates the table if needed (idempotent).
 func NewLinkRevocations(ctx context.Context, db *sql.DB) (*LinkRevocations, error) {
-	if err := migrate(ctx, db, "migrate link revocations", linkRevocationsDDL); err != nil {
+	if err := migrate(ctx, db, "migrate link revocations", "auth.link_revocations", linkRevocationsDDL); err != nil {
 		return nil, err
 	}
 	return &LinkRevocations{db: db, now: time.Now}, nil

@@ -43,7 +43,7 @@ var sessionsDDL = []string{
 
 // NewSessionStore creates the table if needed (idempotent).
 func NewSessionStore(ctx context.Context, db *sql.DB) (*SessionStore, error) {
-	if err := migrate(ctx, db, "migrate sessions", sessionsDDL); err != nil {
+	if err := migrate(ctx, db, "migrate sessions", "auth.sessions", sessionsDDL); err != nil {
 		return nil, err
 	}
 	return &SessionStore{db: db, now: time.Now}, nil

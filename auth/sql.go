@@ -9,6 +9,7 @@ import (
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/dbrow"
+	"github.com/koder/eventhub/internal/schemaver"
 )
 
 // The package's tables (API keys, the audit trail) live in the ledger's database: pass
@@ -18,11 +19,12 @@ import (
 // database/sql: $N placeholders, TEXT and BIGINT columns, times as unix microseconds
 // (0 = unset), CREATE ... IF NOT EXISTS.
 
-// migrate runs ddl idempotently. Two processes creating the same table at once on
-// PostgreSQL can collide on the catalog (a unique violation on pg_type); the second try
-// sees the table.
-func migrate(ctx context.Context, db *sql.DB, op string, ddl []string) error {
-	return dbErr(op, dbrow.ExecDDL(ctx, db, ddl))
+// migrate runs ddl idempotently, under name in schemaver's record: on PostgreSQL a
+// process finding this version recorded runs no DDL (a role without the tables'
+// ownership starts), and two processes creating the same table at once, colliding on
+// the catalog, each see the other's table on a second try.
+func migrate(ctx context.Context, db *sql.DB, op, name string, ddl []string) error {
+	return dbErr(op, schemaver.Apply(ctx, db, name, ddl))
 }
 
 func micros(t time.Time) int64 {

@@ -32,7 +32,10 @@ func (s *Store) migrate(ctx context.Context) error {
 			PRIMARY KEY (tenant, event_id))` + extra,
 		`CREATE INDEX IF NOT EXISTS ` + s.cfg.Table + `_expires ON ` + s.table + ` (expires_at)`,
 	}
-	if err := s.l.CreateTables(ctx, stmts...); err != nil {
+	if err := s.l.ApplySchema(ctx, "dedupe."+s.cfg.Table, stmts); err != nil {
+		if hub.Code(err) == hub.FailedPrecondition {
+			return err // the role may not change the schema: the error says what to do
+		}
 		return hub.Errorf(hub.Unavailable, "dedupe: create %s: %w", s.cfg.Table, err)
 	}
 	return nil

@@ -80,8 +80,10 @@
 //
 // # Tables and indexes of other packages
 //
-// Packages keep tables of their own beside River's (CreateTables: DDL under an
-// advisory lock, so replicas starting together do not trip over IF NOT EXISTS) and
+// Packages keep tables of their own beside River's (ApplySchema: DDL under an
+// advisory lock, so replicas starting together do not trip over IF NOT EXISTS, and
+// recorded with a digest, so that a process finding its version recorded runs none
+// and can run as a role without DDL privileges; CreateTables without the record) and
 // indexes on River's river_job (EnsureIndexes). river_job can hold millions of rows
 // when an upgrade adds an index to it: EnsureIndexes builds one there with CREATE INDEX
 // CONCURRENTLY in the background, once across replicas, so the replicas already running

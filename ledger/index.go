@@ -99,6 +99,23 @@ func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
 	return nil
 }
 
+// WaitIndexes waits for the index builds EnsureIndexes left running in the background,
+// or for ctx. A migration run (`hub migrate schema`) waits; a starting process does not.
+// A build that failed was logged, and the next EnsureIndexes tries again.
+func (l *Ledger) WaitIndexes(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		l.builds.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // indexErr classifies an error of EnsureIndexes: the context's as it is, a definition
 // PostgreSQL rejects (class 42: syntax, an unknown column) as Internal, others
 // (the database unreachable) as Unavailable.

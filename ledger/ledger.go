@@ -28,6 +28,7 @@ type Ledger struct {
 	db      *sql.DB       // both: stdlib over pool on PostgreSQL, the file on SQLite
 	workers *river.Workers
 	exec    riverdriver.Executor // for the lease sweep
+	reindex []string             // PostgreSQL: River's reindexer's indexes (reindexable)
 
 	// Insert-only clients, usable from Open on. River's client is generic over the
 	// transaction type, so PostgreSQL has two (pgx.Tx and *sql.Tx); SQLite has sqlDB.
@@ -122,6 +123,9 @@ func (l *Ledger) openPostgres(ctx context.Context, dsn string) error {
 			return err
 		}
 	}
+	if l.reindex, err = reindexable(ctx, l.pool, l.cfg.Schema); err != nil {
+		return err
+	}
 	if l.pgInsert, err = river.NewClient(driver, l.insertConfig()); err != nil {
 		return hub.Wrap(hub.Internal, err)
 	}
@@ -190,6 +194,9 @@ func (l *Ledger) runConfig(id string, queues map[string]river.QueueConfig) *rive
 	c.CompletedJobRetentionPeriod = l.cfg.CompletedRetention
 	c.DiscardedJobRetentionPeriod = l.cfg.DiscardedRetention
 	c.CancelledJobRetentionPeriod = l.cfg.DiscardedRetention
+	if l.backend == Postgres {
+		c.ReindexerIndexNames = l.reindex
+	}
 	return c
 }
 

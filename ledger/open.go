@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
@@ -114,6 +116,32 @@ func dropUnusedRiverIndexes(ctx context.Context, conn *pgx.Conn, cfg Config) err
 // about 16% faster (docs/BENCHMARKS.md).
 // TestRiverMigrationsLeaveGINIndexesAlone fails if a later River migration names them.
 var unusedRiverIndexes = []string{"river_job_args_index", "river_job_metadata_index"}
+
+// reindexable is the list of indexes River's daily reindexer (REINDEX INDEX
+// CONCURRENTLY at midnight UTC, on the leader) is given: River's default without the
+// GIN indexes Open drops, which it would otherwise report missing at every run; and
+// none when this role may not reindex river_job (up to PostgreSQL 16 only its owner
+// may: a hub running as a role with DML only, the tables migrated by their owner, would
+// log an error per index every night).
+func reindexable(ctx context.Context, pool *pgxpool.Pool, schema string) ([]string, error) {
+	var mayReindex bool
+	err := pool.QueryRow(ctx, `SELECT COALESCE(
+		(SELECT pg_has_role(current_user, c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = to_regclass($1)),
+		false)`, inSchema(schema, "river_job")).Scan(&mayReindex)
+	if err != nil {
+		return nil, hub.Errorf(hub.Unavailable, "ledger: look up river_job's owner: %w", err)
+	}
+	if !mayReindex {
+		return []string{}, nil // non-nil: River reindexes nothing
+	}
+	var names []string
+	for _, n := range river.ReindexerIndexNamesDefault() {
+		if !slices.Contains(unusedRiverIndexes, n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
 
 func migrateSQLite(ctx context.Context, driver *riversqlite.Driver, cfg Config) error {
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: cfg.Logger})

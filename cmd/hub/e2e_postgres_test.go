@@ -33,56 +33,9 @@ func TestE2E_PostgresStore(t *testing.T) {
 			conn.Close(ctx)
 		}
 	})
-	dir := t.TempDir()
-	ingress, admin := freeAddr(t), freeAddr(t)
-	rc := &receiver{ids: map[string]int{}}
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
-
-	cfg := writeConfig(t, dir, fmt.Sprintf(`
-store:
-  postgres: %s
-  schema: %s
-sources:
-  ingress: {type: http, listen: "%s"}
-transports:
-  events: {type: kdbstream, stream: events}
-  webhooks:
-    type: webhook
-    allow: [127.0.0.1]
-routes:
-  - {pattern: "#", to: [events, webhooks], delivery: outbox}
-admin: {listen: "%s"}
-`, pgURL, schema, ingress, admin))
-	p := startHub(t, cfg, admin)
-	rc.mu.Lock()
-	rc.secret = []byte(registerEndpoint(t, admin, "", srv.URL+"/hook"))
-	rc.mu.Unlock()
-
-	id := cloudevent.NewID()
-	if status, body, err := postJSON("http://"+ingress+"/events", "application/cloudevents+json", "", erasedEvent(id)); err != nil || status != http.StatusAccepted {
-		t.Fatalf("POST: %d %v %s", status, err, body)
-	}
-	testenv.WaitFor(t, 30*time.Second, "the signed webhook", func() bool { return rc.has(id) })
-	testenv.WaitFor(t, 30*time.Second, "the entry in the kdbstream stream on PostgreSQL", func() bool {
-		resp, err := http.Get("http://" + admin + "/transports")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var ts []struct {
-			Name   string
-			Status struct{ Length int }
-		}
-		_ = json.Unmarshal(b, &ts)
-		for _, tr := range ts {
-			if tr.Name == "events" && tr.Status.Length == 1 {
-				return true
-			}
-		}
-		return false
-	})
+	h := newPGHub(t, pgURL, schema)
+	p := startHub(t, h.cfg, h.admin)
+	h.deliverOne(t)
 	// Both destinations live in the store's schema: the ingress wrote the stream entry
 	// and the delivery in its own transaction, and no outbox row was needed.
 	conn, err := pgx.Connect(ctx, pgURL)
@@ -98,4 +51,77 @@ admin: {listen: "%s"}
 	if code := p.stop(); code != 0 {
 		t.Errorf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
 	}
+}
+
+// streamLength is the length of the stream of transport name as the admin API at admin
+// reports it (-1 when it cannot be read).
+func streamLength(admin, name string) int {
+	resp, err := http.Get("http://" + admin + "/transports")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var ts []struct {
+		Name   string
+		Status struct{ Length int }
+	}
+	_ = json.Unmarshal(b, &ts)
+	for _, tr := range ts {
+		if tr.Name == name {
+			return tr.Status.Length
+		}
+	}
+	return -1
+}
+
+// pgHub is a config of the binary with its store in a PostgreSQL schema: the ingress,
+// a kdbstream stream and the webhook transport, every event to both through the
+// outbox route; and a receiver for the webhooks.
+type pgHub struct {
+	cfg, dir, ingress, admin string
+	rc                       *receiver
+	hook                     string
+}
+
+// newPGHub writes the config, its store at url in schema.
+func newPGHub(t *testing.T, url, schema string) *pgHub {
+	t.Helper()
+	h := &pgHub{dir: t.TempDir(), ingress: freeAddr(t), admin: freeAddr(t), rc: &receiver{ids: map[string]int{}}}
+	srv := httptest.NewServer(h.rc)
+	t.Cleanup(srv.Close)
+	h.hook = srv.URL + "/hook"
+	h.cfg = writeConfig(t, h.dir, fmt.Sprintf(`
+store:
+  postgres: %s
+  schema: %s
+sources:
+  ingress: {type: http, listen: "%s"}
+transports:
+  events: {type: kdbstream, stream: events}
+  webhooks:
+    type: webhook
+    allow: [127.0.0.1]
+routes:
+  - {pattern: "#", to: [events, webhooks], delivery: outbox}
+admin: {listen: "%s"}
+`, url, schema, h.ingress, h.admin))
+	return h
+}
+
+// deliverOne registers the receiver as an endpoint of the running hub, posts one event
+// and waits for its signed webhook and its entry in the stream (the first).
+func (h *pgHub) deliverOne(t *testing.T) {
+	t.Helper()
+	h.rc.mu.Lock()
+	h.rc.secret = []byte(registerEndpoint(t, h.admin, "", h.hook))
+	h.rc.mu.Unlock()
+	id := cloudevent.NewID()
+	if status, body, err := postJSON("http://"+h.ingress+"/events", "application/cloudevents+json", "", erasedEvent(id)); err != nil || status != http.StatusAccepted {
+		t.Fatalf("POST: %d %v %s", status, err, body)
+	}
+	testenv.WaitFor(t, 30*time.Second, "the signed webhook", func() bool { return h.rc.has(id) })
+	testenv.WaitFor(t, 30*time.Second, "the entry in the kdbstream stream on PostgreSQL", func() bool {
+		return streamLength(h.admin, "events") == 1
+	})
 }

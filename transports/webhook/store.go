@@ -54,12 +54,12 @@ type store struct {
 	ring *secrets.Keyring
 }
 
-// migrate creates the transport's tables on l's database (l.CreateTables: one
+// migrate creates the transport's tables on l's database (l.ApplySchema: one
 // transaction under the schema's DDL lock on PostgreSQL, so replicas starting at once
-// do not collide on the catalog).
+// do not collide on the catalog, and none at all once this version's set is recorded).
 func (s store) migrate(ctx context.Context, l *ledger.Ledger) error {
 	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
-	if err := l.CreateTables(ctx, qs...); err != nil {
+	if err := l.ApplySchema(ctx, "webhook.tables", qs); err != nil {
 		return dbErr("migrate", err)
 	}
 	if err := s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`); err != nil {

@@ -97,6 +97,29 @@ type deliveryArgs struct {
 
 func (deliveryArgs) Kind() string { return deliveryKind }
 
+// MigrateSchema creates the transport's tables, trigger and indexes on l's database,
+// or brings them to this version, waits for the indexes built in the background, and
+// starts nothing. New runs the same DDL, and none once this version's is recorded
+// (ledger.ApplySchema): run MigrateSchema as the tables' owner (`hub migrate schema`)
+// and New as a role that may only read and write rows.
+func MigrateSchema(ctx context.Context, l *ledger.Ledger) error {
+	t := &Transport{l: l, st: store{db: l.DB()}}
+	if err := t.migrate(ctx); err != nil {
+		return err
+	}
+	return l.WaitIndexes(ctx)
+}
+
+// migrate runs the transport's DDL: its tables, then its indexes on River's table
+// (river_job may be large when an upgrade adds one: built without holding the writers
+// of the replicas already running, ledger.EnsureIndexes).
+func (t *Transport) migrate(ctx context.Context) error {
+	if err := t.st.migrate(ctx, t.l); err != nil {
+		return err
+	}
+	return t.l.EnsureIndexes(ctx, t.orderIndex(), t.waitingIndex()) // classified, naming the index
+}
+
 // New builds the transport on l: it creates its tables (idempotent), registers the
 // delivery worker and, unless cfg.NoWork, the delivery queue. Start the ledger after.
 // One Transport per Ledger: the worker kind is registered once.
@@ -137,13 +160,8 @@ func New(ctx context.Context, cfg Config, l *ledger.Ledger) (*Transport, error) 
 		db: l.DB(), threshold: cfg.BreakerThreshold, pause: cfg.BreakerPause,
 		lease: cfg.jobTimeout(), ttl: cfg.CacheTTL, cache: map[string]cachedBreaker{},
 	}
-	if err := t.st.migrate(ctx, l); err != nil {
+	if err := t.migrate(ctx); err != nil {
 		return nil, err
-	}
-	// river_job may be large when an upgrade adds one of these: built without
-	// holding the writers of the replicas already running (ledger.EnsureIndexes).
-	if err := l.EnsureIndexes(ctx, t.orderIndex(), t.waitingIndex()); err != nil {
-		return nil, err // classified, and naming the index, by the ledger
 	}
 	m, err := newMetrics(cfg.Registerer, cfg.Name, t.br, l.Leader, &t.backlogBytes)
 	if err != nil {

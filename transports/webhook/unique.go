@@ -135,7 +135,7 @@ var keysTableSQL = map[ledger.Backend]string{
 
 // migrateKeys creates the key table and its trigger (after River's migration: the
 // trigger is on river_job), backfilling the keys of kept deliveries when the table is
-// new, all in one l.CreateTables: replicas starting at once take turns under the
+// new, all in one l.ApplySchema: replicas starting at once take turns under the
 // schema's DDL lock on PostgreSQL (CREATE OR REPLACE FUNCTION run concurrently by three
 // of them failed even when retried), and one that finds the table made finds its
 // backfill committed with it. Two that both saw it missing both backfill; ON CONFLICT
@@ -157,10 +157,11 @@ func (s store) migrateKeys(ctx context.Context, l *ledger.Ledger) error {
 		}
 	}
 	stmts = append(stmts, keysSQL[b]...)
+	var backfill []string
 	if !exists {
-		stmts = append(stmts, backfillKeysSQL[b])
+		backfill = append(backfill, backfillKeysSQL[b])
 	}
-	if err := l.CreateTables(ctx, stmts...); err != nil {
+	if err := l.ApplySchema(ctx, "webhook.delivery_keys", stmts, backfill...); err != nil {
 		return dbErr("migrate: delivery keys", err)
 	}
 	return nil

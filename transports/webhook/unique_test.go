@@ -153,6 +153,7 @@ func TestH1_KeysOfAnEarlierVersionMigrate(t *testing.T) {
 			job.EventID, job.EndpointID, job.ID); err != nil {
 			t.Fatal(err)
 		}
+		forgetSchema(t, tb)
 		if err := tb.tr.st.migrate(tb.ctx, tb.l); err != nil {
 			t.Fatal(err)
 		}
@@ -184,6 +185,7 @@ func TestH1_KeysBackfilled(t *testing.T) {
 		if _, err := tb.l.DB().ExecContext(tb.ctx, `DROP TABLE webhook_delivery_keys`); err != nil {
 			t.Fatal(err)
 		}
+		forgetSchema(t, tb)
 		// What New runs on a database of an earlier version: the table again, backfilled.
 		if err := tb.tr.st.migrate(tb.ctx, tb.l); err != nil {
 			t.Fatal(err)
@@ -231,5 +233,18 @@ func TestH1_KeysMigrateConcurrently(t *testing.T) {
 			WHERE tgname = 'webhook_delivery_keys_gone' AND tgrelid = 'river_job'::regclass`).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("round %d: %d delivery-key triggers (%v), want 1", round, n, err)
 		}
+	}
+}
+
+// forgetSchema makes tb's database one of an earlier version, which kept no record of
+// its DDL: on PostgreSQL the rows of eventhub_schema go (ledger.ApplySchema then runs
+// this version's DDL again); SQLite keeps none.
+func forgetSchema(t *testing.T, tb *testBundle) {
+	t.Helper()
+	if tb.l.Backend() != ledger.Postgres {
+		return
+	}
+	if _, err := tb.l.DB().ExecContext(tb.ctx, `DELETE FROM eventhub_schema`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/koder/eventhub/hub"
-	"github.com/koder/eventhub/internal/dbrow"
+	"github.com/koder/eventhub/internal/schemaver"
 )
 
 // postgresDialect runs the engine on PostgreSQL (pgx v5 under database/sql), in a
@@ -62,7 +62,13 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, hub.Wrap(hub.Unavailable, err)
 	}
-	_, err = boot.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.cfg.Schema}.Sanitize())
+	// Look first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege on the database
+	// even when the schema exists, which a role given only the schema may not have.
+	var exists bool
+	err = boot.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", d.cfg.Schema).Scan(&exists)
+	if err == nil && !exists {
+		_, err = boot.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.cfg.Schema}.Sanitize())
+	}
 	boot.Close(ctx)
 	if err != nil && !isUniqueViolation(err) {
 		return nil, classify(err)
@@ -92,10 +98,16 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	// Processes starting together create the same objects at once and can collide on
 	// the catalog (23505 on pg_type, 42710 duplicate type, 42P07 duplicate relation,
 	// whichever the race hits) even with IF NOT EXISTS; the other's object is committed
-	// by the time the error is raised, so ExecDDL's second try sees it.
-	if err := dbrow.ExecDDL(ctx, db, ddlPostgres); err != nil {
+	// by the time the error is raised, so schemaver's second try sees it. A process
+	// finding this version of the DDL recorded runs none (a role that does not own the
+	// tables starts).
+	if err := schemaver.Apply(ctx, db, "kdbstream.engine", ddlPostgres); err != nil {
 		db.Close()
 		d.close()
+		var he *hub.Error
+		if errors.As(err, &he) {
+			return nil, err
+		}
 		return nil, classify(fmt.Errorf("kdbstream: schema: %w", err))
 	}
 	return db, nil

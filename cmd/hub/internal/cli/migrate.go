@@ -23,8 +23,9 @@ import (
 func newMigrateCmd(env *Env, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Migrations between buses",
-		Example: `  hub migrate redis-to-kdb --redis redis://127.0.0.1:6379/0 --stream koder:events:id --dry-run
+		Short: "Migrations: the hub's database schema, or streams from Redis into kdbstream",
+		Example: `  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub
+  hub migrate redis-to-kdb --redis redis://127.0.0.1:6379/0 --stream koder:events:id --dry-run
   hub migrate redis-to-kdb --stream koder:events:id --kdb ./data/hub.db`,
 	}
 	var redisURL, kdb string
@@ -96,7 +97,7 @@ database unreachable, 2 usage.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "read and report what would be copied, write nothing")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fl.IntVar(&batch, "batch", 0, "XRANGE page size (default 1000)")
-	cmd.AddCommand(run)
+	cmd.AddCommand(run, newMigrateSchemaCmd(env, g))
 	return cmd
 }
 

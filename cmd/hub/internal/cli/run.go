@@ -62,21 +62,11 @@ func overlay(base config.Lookup, vars map[string]string) config.Lookup {
 
 func runHub(ctx context.Context, env *Env, g *globals, f *runFlags) error {
 	lookup := overlay(env.Lookup, map[string]string{"HUB_DATA_DIR": f.dataDir, "HUB_INGRESS_ADDR": f.ingressAddr, "HUB_ADMIN_ADDR": f.adminAddr})
-	file, ps := app.LoadConfig(f.config, lookup)
-	if file == nil || len(ps) > 0 {
-		for _, p := range ps {
-			fmt.Fprintln(env.Stderr, p.String())
-		}
-		return silent(ExitInvalid)
+	plan, err := loadPlan(env, g, f.config, lookup, nil)
+	if err != nil {
+		return err
 	}
-	logger := app.WithInstance(newLogger(env.Stderr, g, &file.Config), &file.Config)
-	plan, ps := app.Build(file, lookup, logger)
-	if len(ps) > 0 {
-		for _, p := range ps {
-			fmt.Fprintln(env.Stderr, p.String())
-		}
-		return silent(ExitInvalid)
-	}
+	file, logger := plan.File, plan.Logger
 	sigCtx, stop := signalContext(ctx, env)
 	defer stop()
 	a, err := app.Start(sigCtx, plan)
@@ -101,4 +91,31 @@ func signalContext(ctx context.Context, env *Env) (context.Context, context.Canc
 		return env.Signals(ctx)
 	}
 	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+}
+
+// loadPlan reads the config file (the embedded default without one), lets edit change
+// it (nil: nothing to change), and builds the plan, printing every problem found on the
+// way: the start of `hub run` and of `hub migrate schema`.
+func loadPlan(env *Env, g *globals, path string, lookup config.Lookup, edit func(*config.File) error) (*app.Plan, error) {
+	file, ps := app.LoadConfig(path, lookup)
+	if file == nil || len(ps) > 0 {
+		for _, p := range ps {
+			fmt.Fprintln(env.Stderr, p.String())
+		}
+		return nil, silent(ExitInvalid)
+	}
+	if edit != nil {
+		if err := edit(file); err != nil {
+			return nil, err
+		}
+	}
+	logger := app.WithInstance(newLogger(env.Stderr, g, &file.Config), &file.Config)
+	plan, ps := app.Build(file, lookup, logger)
+	if len(ps) > 0 {
+		for _, p := range ps {
+			fmt.Fprintln(env.Stderr, p.String())
+		}
+		return nil, silent(ExitInvalid)
+	}
+	return plan, nil
 }

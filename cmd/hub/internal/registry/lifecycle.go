@@ -47,6 +47,15 @@ type SourceModule interface {
 	Close(ctx context.Context) error
 }
 
+// SchemaMigrator is a module with tables of its own in a SQL database (the store's or
+// one its config names). MigrateSchema creates them, or brings them to this version,
+// and returns without starting anything. `hub migrate schema` calls it as the tables'
+// owner; Open and Start then find this version's tables recorded and run no DDL, so
+// `hub run` can run as a role that may only read and write rows (internal/schemaver).
+type SchemaMigrator interface {
+	MigrateSchema(ctx context.Context, rt *Runtime) error
+}
+
 // Publisher is the hub as sources see it: hub.(*Hub).Publish.
 type Publisher interface {
 	Publish(ctx context.Context, evs ...*cloudevent.Event) error

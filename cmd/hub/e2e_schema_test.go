@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+// TestSEC_RunsAsARoleWithoutDDL: the tables made by their owner with `hub migrate
+// schema`, the hub runs as a role that may only read and write rows (no CREATE on the
+// schema or the database, owner of nothing: PostgreSQL refuses it every CREATE ... IF
+// NOT EXISTS on an existing table, so any DDL at start would fail it) and carries an
+// event through its ingress, dedupe table, kdbstream stream and webhook transport. When
+// the schema is behind the version (a set's digest recorded by an older one), the start
+// fails saying to run `hub migrate schema`, and does once that was run.
+func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
+	t.Parallel()
+	pgURL := testenv.PostgresURL(t)
+	name := testenv.Name(t)
+	ulid := name[len(name)-26:]
+	schema, role := "e2e_"+ulid, "app_"+ulid
+	ctx := testenv.Context(t, 3*time.Minute)
+	owner, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cctx := context.Background()
+		_, _ = owner.Exec(cctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		_, _ = owner.Exec(cctx, "DROP OWNED BY "+role)
+		_, _ = owner.Exec(cctx, "DROP ROLE IF EXISTS "+role)
+		owner.Close(cctx)
+	})
+	u, err := url.Parse(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	roleURL := u.String()
+
+	h := newPGHub(t, roleURL, schema)
+	migrate := func() {
+		t.Helper()
+		out, code := cliRun(t, h.dir, nil, "migrate", "schema", "-c", h.cfg, "--postgres", pgURL)
+		if code != 0 || !strings.Contains(out, "ok  transports.webhooks") || !strings.Contains(out, "ok  sources.ingress") {
+			t.Fatalf("hub migrate schema: exit %d\n%s", code, out)
+		}
+	}
+	migrate()
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO " + role,
+		"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA " + schema + " TO " + role,
+	} {
+		if _, err := owner.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	p := startHub(t, h.cfg, h.admin)
+	h.deliverOne(t)
+	if code := p.stop(); code != 0 {
+		t.Fatalf("exit code after SIGTERM = %d, want 0\n%s", code, p.log())
+	}
+
+	// An older version's set recorded: this version's DDL must run, and this role may not.
+	if _, err := owner.Exec(ctx, "UPDATE "+schema+".eventhub_schema SET digest = 'older' WHERE name = 'webhook.tables'"); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	run := exec.CommandContext(rctx, binary(t), "run", "-c", h.cfg)
+	run.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
+	out, _ := run.CombinedOutput()
+	if code := run.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(out), "webhook.tables") ||
+		!strings.Contains(string(out), "hub migrate schema") {
+		t.Fatalf("start on a schema behind the version: exit %d; want 3 and a message naming the set and `hub migrate schema`:\n%s", code, out)
+	}
+	migrate()
+	if code := startHub(t, h.cfg, h.admin).stop(); code != 0 {
+		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
+	}
+}

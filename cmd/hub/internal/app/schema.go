@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/koder/eventhub/cmd/hub/internal/registry"
+	"github.com/koder/eventhub/cmd/hub/internal/store"
+	"github.com/koder/eventhub/hub"
+)
+
+// MigrateSchema runs the DDL every part of the plan would run at start and starts
+// nothing (`hub migrate schema`): in the store's database River's migrations, the
+// streams' tables and the access layer's (API keys, console sessions, audit trail,
+// revoked links), all of which a running hub may use whatever its config; then each
+// module's own (registry.SchemaMigrator: the webhook transport's tables and indexes,
+// kdbstream databases named by URL, the ingress's table of accepted ids). Every set is
+// recorded with its digest (internal/schemaver), so `hub run` as a role that may only
+// read and write rows finds it in place and runs no DDL. done is called after each
+// step with its name.
+func MigrateSchema(ctx context.Context, p *Plan, done func(step string)) (err error) {
+	cfg := &p.File.Config
+	st := store.New(cfg.Store, p.File, p.Env, p.Logger)
+	defer func() {
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	reg := prometheus.NewRegistry()
+	rt := &registry.Runtime{Logger: p.Logger, Registry: reg, Schemas: p.Schemas, Store: st,
+		StreamMetrics: hub.NewStreamMetrics(reg)}
+	if cfg.Store.Configured() {
+		for _, s := range []struct {
+			name string
+			open func(context.Context) error
+		}{
+			{"store: ledger (River's migrations)", func(ctx context.Context) error { _, err := st.Ledger(ctx); return err }},
+			{"store: streams", func(ctx context.Context) error { _, err := st.KDB(ctx); return err }},
+			{"store: API keys", func(ctx context.Context) error { _, err := st.Keys(ctx); return err }},
+			{"store: console sessions", func(ctx context.Context) error { _, err := st.Sessions(ctx); return err }},
+			{"store: audit trail", func(ctx context.Context) error { _, err := st.Audit(ctx); return err }},
+			{"store: revoked links", func(ctx context.Context) error { _, err := st.LinkRevocations(ctx); return err }},
+		} {
+			if err := s.open(ctx); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			done(s.name)
+		}
+	}
+	for _, s := range p.Transports {
+		if m, ok := s.Module.(registry.SchemaMigrator); ok {
+			if err := m.MigrateSchema(ctx, rt); err != nil {
+				return fmt.Errorf("transports.%s (%s): %w", s.Name, s.ID, err)
+			}
+			done("transports." + s.Name)
+		}
+	}
+	for _, s := range p.Sources {
+		if m, ok := s.Module.(registry.SchemaMigrator); ok {
+			if err := m.MigrateSchema(ctx, rt); err != nil {
+				return fmt.Errorf("sources.%s (%s): %w", s.Name, s.ID, err)
+			}
+			done("sources." + s.Name)
+		}
+	}
+	return nil
+}

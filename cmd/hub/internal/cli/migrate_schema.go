@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/koder/eventhub/cmd/hub/internal/app"
+	"github.com/koder/eventhub/cmd/hub/internal/config"
+)
+
+func newMigrateSchemaCmd(env *Env, g *globals) *cobra.Command {
+	var path, postgres string
+	cmd := &cobra.Command{
+		Use:   "schema",
+		Short: "Create or upgrade the hub's tables for the config, and exit",
+		Long: `schema runs the DDL that hub run would run at start for this config, and starts
+nothing: River's migrations and the hub's own tables in the store's database (ledger,
+streams, API keys, console sessions, audit trail, revoked links), the webhook
+transport's tables and indexes (waiting for indexes built concurrently on a large
+table), kdbstream databases named by URL, the ingress's table of accepted event ids.
+
+Run it as the tables' owner before the first start and at each upgrade; hub run can
+then use a role that may only SELECT, INSERT, UPDATE and DELETE (and use the
+sequences): each set of statements is recorded with a digest in the table
+eventhub_schema, and a process that finds its own recorded runs no DDL. Without this
+step the first start of each version must be made as the owner. It is safe to run
+again, and while older replicas run. On SQLite (no roles) it creates the file's
+tables, as the first start would.
+
+Exit codes: 0 done, 1 invalid config, 3 a database unreachable or refusing the DDL.`,
+		Example: `  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub
+  HUB_PG_URL=postgres://hub_owner@db/hub hub migrate schema -c hub.yaml   # store.postgres: ${HUB_PG_URL}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := loadPlan(env, g, path, env.Lookup, func(f *config.File) error {
+				if postgres == "" {
+					return nil
+				}
+				if f.Config.Store.Postgres == "" {
+					return exitf(ExitUsage, "--postgres: the config's store is not on PostgreSQL")
+				}
+				f.Config.Store.Postgres = postgres
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			n := 0
+			err = app.MigrateSchema(cmd.Context(), plan, func(step string) {
+				n++
+				fmt.Fprintf(env.Stdout, "ok  %s\n", step)
+			})
+			if err != nil {
+				return exitf(ExitUnavailable, "schema: %v", err)
+			}
+			fmt.Fprintf(env.Stdout, "schema at this version (%d steps): hub run may use a role without DDL privileges\n", n)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&path, "config", "c", "", "config file (default: the embedded default)")
+	cmd.Flags().StringVar(&postgres, "postgres", "", "PostgreSQL URL of the tables' owner, in place of the config's store.postgres")
+	return cmd
+}

@@ -1,0 +1,100 @@
+package schemaver_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/koder/eventhub/internal/schemaver"
+	"github.com/koder/eventhub/internal/testenv"
+)
+
+func TestDigestSeparatesStatements(t *testing.T) {
+	if schemaver.Digest([]string{"ab", "c"}) == schemaver.Digest([]string{"a", "bc"}) {
+		t.Fatal("two different sets of statements with the same text joined share a digest")
+	}
+	set := []string{"CREATE TABLE t (id BIGINT)"}
+	if a, b := schemaver.Digest(set), schemaver.Digest([]string{"CREATE TABLE t (id BIGINT)"}); a != b {
+		t.Fatalf("one set's digest differs between calls: %s, %s", a, b)
+	}
+}
+
+// exists reports whether table is in db (SQLite or PostgreSQL's search_path).
+func exists(t *testing.T, db *sql.DB, pg bool, table string) bool {
+	t.Helper()
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1`
+	if pg {
+		q = `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`
+	}
+	var n int
+	if err := db.QueryRow(q, table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+// On PostgreSQL a recorded set runs no DDL again (the auth tables' and kdbstream's
+// path: database/sql over pgx); on SQLite, which has no roles, every Apply runs it, as
+// the hub always did.
+func TestApplyRecordsOnPostgresOnly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stmts := []string{`CREATE TABLE IF NOT EXISTS sv_t (id BIGINT PRIMARY KEY)`}
+
+	lite, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "sv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+
+	pgURL := testenv.PostgresURL(t)
+	name := testenv.Name(t)
+	schema := "sv_" + name[len(name)-26:] // the ULID: unique, within PostgreSQL's limits
+	boot, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer boot.Close(ctx)
+	if _, err := boot.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = boot.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	cc, err := pgx.ParseConfig(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.RuntimeParams["search_path"] = schema
+	pg := stdlib.OpenDB(*cc)
+	defer pg.Close()
+
+	for _, c := range []struct {
+		name     string
+		db       *sql.DB
+		pg       bool
+		recreate bool // whether the second Apply creates the dropped table again
+	}{{"sqlite", lite, false, true}, {"postgres", pg, true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := schemaver.Apply(ctx, c.db, "test.sv", stmts); err != nil {
+				t.Fatal(err)
+			}
+			if !exists(t, c.db, c.pg, "sv_t") {
+				t.Fatal("the first Apply did not create the table")
+			}
+			if _, err := c.db.ExecContext(ctx, `DROP TABLE sv_t`); err != nil {
+				t.Fatal(err)
+			}
+			if err := schemaver.Apply(ctx, c.db, "test.sv", stmts); err != nil {
+				t.Fatal(err)
+			}
+			if got := exists(t, c.db, c.pg, "sv_t"); got != c.recreate {
+				t.Fatalf("table after a second Apply of the same set: %v; want %v", got, c.recreate)
+			}
+		})
+	}
+}
