@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
 )
 
 // Index is a secondary index a package keeps on one of the ledger's tables that may
@@ -89,19 +90,25 @@ func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
 		// In the background: the build can take minutes on a large table, and a process
 		// that has not finished starting by then may be restarted by its supervisor (a
 		// liveness probe), which would cancel the build and start it again, a loop. The
-		// indexes are a speed-up; the process runs without them meanwhile.
+		// indexes are a speed-up; the process runs without them meanwhile. A migration
+		// run's builds keep its mark (indexDenied) and it waits for them (WaitIndexes).
+		bctx := l.buildCtx
+		if migrating, _ := schemaver.Migration(ctx); migrating {
+			bctx = schemaver.AsMigration(bctx, false)
+		}
 		l.builds.Add(1)
 		go func() {
 			defer l.builds.Done()
-			l.buildLater(later)
+			l.buildLater(bctx, later)
 		}()
 	}
 	return nil
 }
 
 // WaitIndexes waits for the index builds EnsureIndexes left running in the background,
-// or for ctx. A migration run (`hub migrate schema`) waits; a starting process does not.
-// A build that failed was logged, and the next EnsureIndexes tries again.
+// or for ctx, and returns the errors of the builds that failed since the last call
+// (each was logged too, and the next EnsureIndexes tries again). A migration run
+// (`hub migrate schema`) waits; a starting process does not.
 func (l *Ledger) WaitIndexes(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -110,16 +117,24 @@ func (l *Ledger) WaitIndexes(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	l.buildMu.Lock()
+	defer l.buildMu.Unlock()
+	err := errors.Join(l.buildErrs...)
+	l.buildErrs = nil
+	return err
 }
 
 // indexErr classifies an error of EnsureIndexes: the context's as it is, a definition
 // PostgreSQL rejects (class 42: syntax, an unknown column) as Internal, others
 // (the database unreachable) as Unavailable.
 func indexErr(name string, err error) error {
+	var he *hub.Error
+	if errors.As(err, &he) {
+		return err // classified already (indexDenied's FailedPrecondition)
+	}
 	code := hub.Unavailable
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "42") {
@@ -164,24 +179,27 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error
 	// and holds new writers while it waits and builds, which on a table this small is
 	// a build of milliseconds; a concurrent build would wait for every transaction
 	// open in the database instead.
-	return false, l.indexDenied(name, l.CreateTables(ctx, create))
+	return false, l.indexDenied(ctx, name, l.CreateTables(ctx, create))
 }
 
 // buildLater builds the indexes one after another, each concurrently: two concurrent
 // builds on one table deadlock (each waits for the other's snapshot), so they never
 // overlap, in this process or across replicas (one advisory lock per table).
-func (l *Ledger) buildLater(idx []Index) {
+func (l *Ledger) buildLater(ctx context.Context, idx []Index) {
 	for _, ix := range idx {
 		name := inSchema(l.cfg.Schema, ix.Name)
-		err := l.buildConcurrently(l.buildCtx, ix, name)
+		err := l.buildConcurrently(ctx, ix, name)
 		switch {
 		case err == nil:
-		case l.buildCtx.Err() != nil:
+		case ctx.Err() != nil:
 			l.cfg.Logger.Warn("ledger: index build stopped by Close; the next start builds it", "index", name)
 			return
 		default:
 			l.cfg.Logger.Error("ledger: index not built; the next start tries again (queries it serves run without it meanwhile)",
 				"index", name, "error", err)
+			l.buildMu.Lock()
+			l.buildErrs = append(l.buildErrs, indexErr(ix.Name, err))
+			l.buildMu.Unlock()
 		}
 	}
 }
@@ -243,7 +261,7 @@ func (l *Ledger) buildOnce(ctx context.Context, conn *pgx.Conn, ix Index, name s
 	case exists:
 		l.cfg.Logger.Warn("ledger: dropping an invalid index a failed build left, to build it again", "index", name)
 		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+name); err != nil {
-			return l.indexDenied(name, err)
+			return l.indexDenied(ctx, name, err)
 		}
 	}
 	var rows float64
@@ -260,17 +278,21 @@ func (l *Ledger) buildOnce(ctx context.Context, conn *pgx.Conn, ix Index, name s
 		err = nil
 	}
 	if err != nil {
-		return l.indexDenied(name, err)
+		return l.indexDenied(ctx, name, err)
 	}
 	l.cfg.Logger.Info("ledger: index built", "index", name, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 // indexDenied turns a build the role may not run into a warning (the index is left
-// as it is); any other error is returned.
-func (l *Ledger) indexDenied(name string, err error) error {
+// as it is); any other error is returned, and in a migration run (schemaver.AsMigration,
+// which must leave every index built) that one too.
+func (l *Ledger) indexDenied(ctx context.Context, name string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == sqlstateInsufficientPrivilege {
+		if migrating, _ := schemaver.Migration(ctx); migrating {
+			return hub.Errorf(hub.FailedPrecondition, "ledger: index %s: this role may not build it: run the migration as the table's owner: %w", name, err)
+		}
 		l.cfg.Logger.Warn("ledger: index not built: this role may not (it is a speed-up, not needed for correctness; build it as the table's owner)",
 			"index", name, "error", pgErr.Message)
 		return nil

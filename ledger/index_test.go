@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
 	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
@@ -316,6 +318,31 @@ func TestEnsureIndexesAsARoleThatMayNotBuild(t *testing.T) {
 	}
 	if exists, _, _ := indexState(t, owner, missing.Name); exists {
 		t.Fatal("the role built an index on a table it does not own")
+	}
+	// A migration run (`hub migrate schema`) must leave every index built: the same
+	// refusal fails it, in the background build too.
+	if err := l.EnsureIndexes(schemaver.AsMigration(ctx, false), missing); err != nil {
+		t.Fatalf("EnsureIndexes on a large table returns before the build: %v", err)
+	}
+	if err := l.WaitIndexes(ctx); hub.Code(err) != hub.FailedPrecondition || !strings.Contains(err.Error(), "lt_test_missing") {
+		t.Fatalf("WaitIndexes after a migration's build the role may not run: %v; want FailedPrecondition naming the index", err)
+	}
+}
+
+// WaitIndexes reports a background build that failed (here every row divides by
+// zero), once, so that a migration run does not call a schema without it done.
+func TestWaitIndexesReportsAFailedBuild(t *testing.T) {
+	ctx := context.Background()
+	_, l, _ := onLargeTable(t)
+	failing := ledger.Index{Name: "lt_test_fails", Table: "river_job", Def: "((1 / (id - id)))"}
+	if err := l.EnsureIndexes(ctx, failing); err != nil {
+		t.Fatalf("EnsureIndexes on a large table returns before the build: %v", err)
+	}
+	if err := l.WaitIndexes(ctx); err == nil || !strings.Contains(err.Error(), "lt_test_fails") {
+		t.Fatalf("WaitIndexes after a failed build: %v; want its error, naming the index", err)
+	}
+	if err := l.WaitIndexes(ctx); err != nil {
+		t.Fatalf("WaitIndexes again: %v; want nil (reported once)", err)
 	}
 }
 

@@ -56,6 +56,8 @@ type Ledger struct {
 	// Index builds running after EnsureIndexes returned (index.go), cancelled and
 	// waited for by Close.
 	builds       sync.WaitGroup
+	buildMu      sync.Mutex
+	buildErrs    []error // of builds that failed, for WaitIndexes
 	buildCtx     context.Context
 	cancelBuilds context.CancelFunc
 }

@@ -61,6 +61,11 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		return hub.Wrap(hub.Internal, err)
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == sqlstateInsufficientPrivilege {
+			return hub.Errorf(hub.FailedPrecondition, "ledger: River's tables need a migration this role may not run: "+
+				"run `hub migrate schema` (or start this version once) as the tables' owner: %w", err)
+		}
 		return hub.Errorf(hub.Unavailable, "ledger: migrate: %w", err)
 	}
 	return dropUnusedRiverIndexes(ctx, conn.Conn(), cfg)

@@ -2,14 +2,19 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
+	"github.com/koder/eventhub/internal/testenv"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/ledger/ledgertest"
 )
@@ -25,44 +30,130 @@ func regclass(t *testing.T, l *ledger.Ledger, table string) bool {
 }
 
 // TestApplySchemaRunsEachVersionOnce: a set of statements recorded as applied runs no
-// DDL again (the table dropped behind its back stays dropped, and its backfill does not
-// run); a changed set runs, with its backfill, which is not part of the set's identity.
+// DDL again (a table dropped behind its back stays dropped), not even when an earlier
+// version's set comes after a later one's (a replica of the previous version
+// restarting during a rolling upgrade or after a rollback); a set given a backfill
+// (its caller found the objects missing) runs, and so does a changed set, and every
+// set under a forced migration.
 func TestApplySchemaRunsEachVersionOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	l := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
 	tbl := l.Table("schema_once")
+	drop := func() {
+		t.Helper()
+		if _, err := l.Pool().Exec(ctx, `DROP TABLE IF EXISTS `+tbl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply := func(ctx context.Context, stmts []string, backfill ...string) {
+		t.Helper()
+		if err := l.ApplySchema(ctx, "test.once", stmts, backfill...); err != nil {
+			t.Fatal(err)
+		}
+	}
 	v1 := []string{`CREATE TABLE IF NOT EXISTS ` + tbl + ` (id BIGINT PRIMARY KEY)`}
-	if err := l.ApplySchema(ctx, "test.once", v1, `INSERT INTO `+tbl+` VALUES (1)`); err != nil {
-		t.Fatal(err)
+	v2 := append(slices.Clone(v1), `CREATE INDEX IF NOT EXISTS schema_once_id ON `+tbl+` (id)`)
+
+	apply(ctx, v1)
+	if !regclass(t, l, tbl) {
+		t.Fatal("the first ApplySchema did not create the table")
 	}
-	if _, err := l.Pool().Exec(ctx, `DROP TABLE `+tbl); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.ApplySchema(ctx, "test.once", v1, `INSERT INTO `+tbl+` VALUES (2)`); err != nil {
-		t.Fatal(err)
-	}
+	drop()
+	apply(ctx, v1)
 	if regclass(t, l, tbl) {
 		t.Fatal("the recorded set ran again: the table dropped after it was applied exists")
 	}
-	v2 := append(slices.Clone(v1), `CREATE INDEX IF NOT EXISTS schema_once_id ON `+tbl+` (id)`)
-	if err := l.ApplySchema(ctx, "test.once", v2, `INSERT INTO `+tbl+` VALUES (3)`); err != nil {
+	apply(ctx, v1, `INSERT INTO `+tbl+` VALUES (2)`)
+	var n int
+	if err := l.Pool().QueryRow(ctx, `SELECT count(*) FROM `+tbl+` WHERE id = 2`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("a set with a backfill: %d backfilled rows (%v); want it run, once", n, err)
+	}
+	apply(ctx, v2)
+	if !regclass(t, l, l.Table("schema_once_id")) {
+		t.Fatal("the changed set did not run")
+	}
+	drop()
+	apply(ctx, v1)
+	if regclass(t, l, tbl) {
+		t.Fatal("the earlier version's set ran after the later one's: its own record was lost")
+	}
+	apply(schemaver.AsMigration(ctx, true), v2)
+	if !regclass(t, l, tbl) || !regclass(t, l, l.Table("schema_once_id")) {
+		t.Fatal("a forced migration did not run the recorded set")
+	}
+}
+
+// A process that meets another one's migration in progress (`hub migrate schema` as
+// the owner while a replica starts as a role that may not run DDL) waits for it and
+// finds the set recorded once it committed: it reads the record again under the lock.
+func TestApplySchemaWaitsForAMigrationInProgress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	if err := owner.ApplySchema(ctx, "test.first", []string{`CREATE TABLE IF NOT EXISTS ` + owner.Table("schema_first") + ` (id BIGINT)`}); err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	rows, err := l.Pool().Query(ctx, `SELECT id FROM `+tbl+` ORDER BY id`)
+	l, err := ledger.Open(ctx, nonOwnerConfig(t, owner))
 	if err != nil {
-		t.Fatalf("the changed set did not run: %v", err)
+		t.Fatal(err)
 	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
+	defer l.Close()
+	tbl := owner.Table("schema_wait")
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + tbl + ` (id BIGINT PRIMARY KEY, v TEXT)`,
+		`CREATE INDEX IF NOT EXISTS schema_wait_v ON ` + tbl + ` (v)`,
+	}
+	// The owner's migration, held open: the DDL lock, the statements, the record.
+	tx, err := owner.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, q := range append([]string{schemaver.Lock}, stmts...) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
 		}
-		ids = append(ids, id)
 	}
-	if rows.Err() != nil || !slices.Equal(ids, []int64{3}) {
-		t.Fatalf("rows %v (%v); want [3]: the changed set's backfill, once", ids, rows.Err())
+	if _, err := tx.ExecContext(ctx, `INSERT INTO eventhub_schema (name, digest, applied_at) VALUES ($1, $2, 0)`,
+		"test.wait", schemaver.Digest(stmts)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.ApplySchema(ctx, "test.wait", stmts) }()
+	testenv.WaitFor(t, 30*time.Second, "the role's ApplySchema waiting for the DDL lock", func() bool {
+		var waiting int
+		_ = owner.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting)
+		return waiting > 0
+	})
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("ApplySchema after the migration it waited for: %v; want nil (the set is recorded)", err)
+	}
+}
+
+// Replicas starting at once on an empty schema, several sets each (the record table
+// made by whichever comes first), all start.
+func TestApplySchemaConcurrent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			set := fmt.Sprintf("schema_c%d", i%3)
+			errs[i] = l.ApplySchema(ctx, "test."+set, []string{
+				`CREATE TABLE IF NOT EXISTS ` + l.Table(set) + ` (id BIGINT PRIMARY KEY, v TEXT)`,
+				`CREATE INDEX IF NOT EXISTS ` + set + `_v ON ` + l.Table(set) + ` (v)`,
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }
 

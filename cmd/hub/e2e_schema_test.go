@@ -80,7 +80,10 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	defer cancel()
 	run := exec.CommandContext(rctx, binary(t), "run", "-c", h.cfg)
 	run.Env = append(os.Environ(), "HUB_ADMIN_TOKEN=")
-	out, _ := run.CombinedOutput()
+	out, err := run.CombinedOutput()
+	if run.ProcessState == nil {
+		t.Fatalf("hub run: %v", err)
+	}
 	if code := run.ProcessState.ExitCode(); code != 3 || !strings.Contains(string(out), "webhook.tables") ||
 		!strings.Contains(string(out), "hub migrate schema") {
 		t.Fatalf("start on a schema behind the version: exit %d; want 3 and a message naming the set and `hub migrate schema`:\n%s", code, out)

@@ -60,11 +60,13 @@ func TestApplyRecordsOnPostgresOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer boot.Close(ctx)
+	t.Cleanup(func() {
+		_, _ = boot.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = boot.Close(context.Background())
+	})
 	if _, err := boot.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = boot.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
 	cc, err := pgx.ParseConfig(pgURL)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
 )
 
 // MigrateSchema runs the DDL every part of the plan would run at start and starts
@@ -18,9 +19,12 @@ import (
 // module's own (registry.SchemaMigrator: the webhook transport's tables and indexes,
 // kdbstream databases named by URL, the ingress's table of accepted ids). Every set is
 // recorded with its digest (internal/schemaver), so `hub run` as a role that may only
-// read and write rows finds it in place and runs no DDL. done is called after each
-// step with its name.
-func MigrateSchema(ctx context.Context, p *Plan, done func(step string)) (err error) {
+// read and write rows finds it in place and runs no DDL. What a start only warns about
+// fails it (an index this role may not build, a build that failed); with force every
+// set runs even when recorded, which repairs objects dropped behind the record's back.
+// done is called after each step with its name.
+func MigrateSchema(ctx context.Context, p *Plan, force bool, done func(step string)) (err error) {
+	ctx = schemaver.AsMigration(ctx, force)
 	cfg := &p.File.Config
 	st := store.New(cfg.Store, p.File, p.Env, p.Logger)
 	defer func() {

@@ -11,6 +11,7 @@ import (
 
 func newMigrateSchemaCmd(env *Env, g *globals) *cobra.Command {
 	var path, postgres string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "schema",
 		Short: "Create or upgrade the hub's tables for the config, and exit",
@@ -25,12 +26,21 @@ then use a role that may only SELECT, INSERT, UPDATE and DELETE (and use the
 sequences): each set of statements is recorded with a digest in the table
 eventhub_schema, and a process that finds its own recorded runs no DDL. Without this
 step the first start of each version must be made as the owner. It is safe to run
-again, and while older replicas run. On SQLite (no roles) it creates the file's
-tables, as the first start would.
+again, and while older replicas run (each version's record is kept: an older replica
+restarting finds its own). --force runs every set even when recorded, to repair
+objects dropped by hand. It fails where a start would only warn: an index on a large
+table that this role may not build, or whose concurrent build failed. On SQLite (no
+roles) it creates the file's tables, as the first start would.
 
-Exit codes: 0 done, 1 invalid config, 3 a database unreachable or refusing the DDL.`,
+--postgres replaces the config's store.postgres only; a kdbstream transport or source
+with a url of its own is migrated with that url, so give it the owner's credentials
+(an environment variable in the config, say) for this run.
+
+Exit codes: 0 done, 1 invalid config, 2 usage, 3 a database unreachable or refusing
+the DDL.`,
 		Example: `  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub
-  HUB_PG_URL=postgres://hub_owner@db/hub hub migrate schema -c hub.yaml   # store.postgres: ${HUB_PG_URL}`,
+  HUB_PG_URL=postgres://hub_owner@db/hub hub migrate schema -c hub.yaml   # store.postgres: ${HUB_PG_URL}
+  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := loadPlan(env, g, path, env.Lookup, func(f *config.File) error {
@@ -47,7 +57,7 @@ Exit codes: 0 done, 1 invalid config, 3 a database unreachable or refusing the D
 				return err
 			}
 			n := 0
-			err = app.MigrateSchema(cmd.Context(), plan, func(step string) {
+			err = app.MigrateSchema(cmd.Context(), plan, force, func(step string) {
 				n++
 				fmt.Fprintf(env.Stdout, "ok  %s\n", step)
 			})
@@ -60,5 +70,6 @@ Exit codes: 0 done, 1 invalid config, 3 a database unreachable or refusing the D
 	}
 	cmd.Flags().StringVarP(&path, "config", "c", "", "config file (default: the embedded default)")
 	cmd.Flags().StringVar(&postgres, "postgres", "", "PostgreSQL URL of the tables' owner, in place of the config's store.postgres")
+	cmd.Flags().BoolVar(&force, "force", false, "run every set of DDL even when its version is recorded (repairs objects dropped by hand)")
 	return cmd
 }
