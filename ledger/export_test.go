@@ -51,6 +51,6 @@ func Fetches(l *Ledger) int64 {
 // UnusedRiverIndexes are the River indexes the ledger drops after migrating.
 var UnusedRiverIndexes = unusedRiverIndexes
 
-// ReindexIndexes is the list of indexes l gives River's reindexer (nil on SQLite:
+// ReindexIndexes is the list of indexes l gives River's reindexer (nil would be
 // River's default).
-func ReindexIndexes(l *Ledger) []string { return l.reindex }
+func ReindexIndexes(l *Ledger) []string { return l.reindexList() }

@@ -187,6 +187,19 @@ func (l *Ledger) insertConfig() *river.Config {
 	}
 }
 
+// reindexList is what River's nightly reindexer is given: on PostgreSQL reindexable's
+// list; on SQLite none. SQLite's b-trees do not keep the dead entries PostgreSQL's
+// indexes bloat with (VACUUM is its remedy), River's default names indexes its SQLite
+// migrations do not make (it would warn about them every night), and a REINDEX there
+// holds the file's one write lock, stalling every writer of the hub, for as long as it
+// takes on a large river_job.
+func (l *Ledger) reindexList() []string {
+	if l.backend == Postgres {
+		return l.reindex
+	}
+	return []string{} // non-nil: River reindexes nothing
+}
+
 // runConfig is the configuration of a working client with worker id id (empty: River
 // picks one) and the given queues.
 func (l *Ledger) runConfig(id string, queues map[string]river.QueueConfig) *river.Config {
@@ -196,9 +209,7 @@ func (l *Ledger) runConfig(id string, queues map[string]river.QueueConfig) *rive
 	c.CompletedJobRetentionPeriod = l.cfg.CompletedRetention
 	c.DiscardedJobRetentionPeriod = l.cfg.DiscardedRetention
 	c.CancelledJobRetentionPeriod = l.cfg.DiscardedRetention
-	if l.backend == Postgres {
-		c.ReindexerIndexNames = l.reindex
-	}
+	c.ReindexerIndexNames = l.reindexList()
 	return c
 }
 
