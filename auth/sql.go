@@ -24,7 +24,7 @@ import (
 // ownership starts), and two processes creating the same table at once, colliding on
 // the catalog, each see the other's table on a second try.
 func migrate(ctx context.Context, db *sql.DB, op, name string, ddl []string) error {
-	return dbErr(op, schemaver.Apply(ctx, db, name, ddl))
+	return dbErr(op, schemaver.Apply(ctx, db, schemaver.Set{Name: name, Statements: ddl}))
 }
 
 func micros(t time.Time) int64 {

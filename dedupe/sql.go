@@ -32,7 +32,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			PRIMARY KEY (tenant, event_id))` + extra,
 		`CREATE INDEX IF NOT EXISTS ` + s.cfg.Table + `_expires ON ` + s.table + ` (expires_at)`,
 	}
-	if err := s.l.ApplySchema(ctx, "dedupe."+s.cfg.Table, stmts); err != nil {
+	if err := s.l.ApplySchema(ctx, ledger.Schema{Name: "dedupe." + s.cfg.Table, Statements: stmts}); err != nil {
 		if hub.Code(err) == hub.FailedPrecondition {
 			return err // the role may not change the schema: the error says what to do
 		}

@@ -26,7 +26,7 @@ func (l *Ledger) CreateTables(ctx context.Context, stmts ...string) error {
 		}
 		return nil
 	}
-	return pgx.BeginFunc(ctx, l.pool, func(tx pgx.Tx) error {
+	return pgx.BeginTxFunc(ctx, l.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, schemaver.Lock); err != nil {
 			return err
 		}
@@ -39,22 +39,32 @@ func (l *Ledger) CreateTables(ctx context.Context, stmts ...string) error {
 	})
 }
 
-// ApplySchema runs stmts as CreateTables does, recorded under name (a package's
-// name for its set, e.g. "webhook.tables") in the schema's table of applied DDL
-// (eventhub_schema): on PostgreSQL a process that finds this very set recorded runs
-// no DDL at all. PostgreSQL checks privileges before existence, so without the record
-// a role that does not own the tables could not start even when nothing would
-// change; with it, the owner applies a version's DDL once (`hub migrate schema`, or
-// the first start as the owner) and a role with only SELECT, INSERT, UPDATE and DELETE
-// runs it. When such a role meets statements not yet applied, the error says so
-// (FailedPrecondition). backfill runs after stmts in their transaction and is not
-// part of the set's identity: the data statements an upgrade needs once (filling a new
-// table from an existing one); pass it only when the objects were found missing, and
-// the set then runs whatever the record says. internal/schemaver has the details. On
-// SQLite it is CreateTables of stmts then backfill.
-func (l *Ledger) ApplySchema(ctx context.Context, name string, stmts []string, backfill ...string) error {
-	if l.backend != Postgres {
-		return l.CreateTables(ctx, append(append([]string{}, stmts...), backfill...)...)
-	}
-	return schemaver.Apply(ctx, l.db, name, stmts, backfill...)
+// Schema is a package's DDL of one job for ApplySchema (internal/schemaver.Set).
+type Schema struct {
+	// Name is the set's name in the record, e.g. "webhook.tables".
+	Name string
+	// Statements are idempotent DDL; their text is the set's version.
+	Statements []string
+	// Missing, when set, is a query returning one boolean: whether the objects whose
+	// data Backfill fills are missing (a table an upgrade adds). Asked before the
+	// statements run and again under the lock.
+	Missing string
+	// Backfill runs after the statements, in their transaction, when Missing said
+	// true: what an upgrade needs once, such as filling a new table from an existing
+	// one. Not part of the version.
+	Backfill []string
+}
+
+// ApplySchema runs s's statements as CreateTables does, recorded under s.Name in the
+// schema's table of applied DDL (eventhub_schema, one row per version): on PostgreSQL
+// a process that finds this version recorded runs no DDL at all. PostgreSQL checks
+// privileges before existence, so without the record a role that does not own the
+// tables could not start even when nothing would change; with it, the owner applies a
+// version's DDL once (`hub migrate schema`, or the first start as the owner) and a
+// role with only SELECT, INSERT, UPDATE and DELETE runs it. When such a role meets a
+// version not applied yet, the error says so (FailedPrecondition). Objects s.Missing
+// reports missing run the set, with its backfill, whatever the record says.
+// internal/schemaver has the details. On SQLite the statements run at every call.
+func (l *Ledger) ApplySchema(ctx context.Context, s Schema) error {
+	return schemaver.Apply(ctx, l.db, schemaver.Set(s))
 }

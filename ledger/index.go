@@ -86,45 +86,24 @@ func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
 			later = append(later, ix)
 		}
 	}
-	if len(later) > 0 {
-		// In the background: the build can take minutes on a large table, and a process
-		// that has not finished starting by then may be restarted by its supervisor (a
-		// liveness probe), which would cancel the build and start it again, a loop. The
-		// indexes are a speed-up; the process runs without them meanwhile. A migration
-		// run's builds keep its mark (indexDenied) and it waits for them (WaitIndexes).
-		bctx := l.buildCtx
-		if migrating, _ := schemaver.Migration(ctx); migrating {
-			bctx = schemaver.AsMigration(bctx, false)
-		}
-		l.builds.Add(1)
-		go func() {
-			defer l.builds.Done()
-			l.buildLater(bctx, later)
-		}()
+	if len(later) == 0 {
+		return nil
 	}
-	return nil
-}
-
-// WaitIndexes waits for the index builds EnsureIndexes left running in the background,
-// or for ctx, and returns the errors of the builds that failed since the last call
-// (each was logged too, and the next EnsureIndexes tries again). A migration run
-// (`hub migrate schema`) waits; a starting process does not.
-func (l *Ledger) WaitIndexes(ctx context.Context) error {
-	done := make(chan struct{})
+	if migrating, _ := schemaver.Migration(ctx); migrating {
+		// A migration run (`hub migrate schema`) is there to leave every index built:
+		// it waits, and a build that failed fails it.
+		return l.buildLater(ctx, later)
+	}
+	// In the background: the build can take minutes on a large table, and a process
+	// that has not finished starting by then may be restarted by its supervisor (a
+	// liveness probe), which would cancel the build and start it again, a loop. The
+	// indexes are a speed-up; the process runs without them meanwhile.
+	l.builds.Add(1)
 	go func() {
-		l.builds.Wait()
-		close(done)
+		defer l.builds.Done()
+		_ = l.buildLater(l.buildCtx, later) // logged; the next start tries again
 	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	l.buildMu.Lock()
-	defer l.buildMu.Unlock()
-	err := errors.Join(l.buildErrs...)
-	l.buildErrs = nil
-	return err
+	return nil
 }
 
 // indexErr classifies an error of EnsureIndexes: the context's as it is, a definition
@@ -185,23 +164,25 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error
 // buildLater builds the indexes one after another, each concurrently: two concurrent
 // builds on one table deadlock (each waits for the other's snapshot), so they never
 // overlap, in this process or across replicas (one advisory lock per table).
-func (l *Ledger) buildLater(ctx context.Context, idx []Index) {
+func (l *Ledger) buildLater(ctx context.Context, idx []Index) error {
+	var errs []error
 	for _, ix := range idx {
 		name := inSchema(l.cfg.Schema, ix.Name)
 		err := l.buildConcurrently(ctx, ix, name)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			l.cfg.Logger.Warn("ledger: index build stopped by Close; the next start builds it", "index", name)
-			return
+			if ctx == l.buildCtx {
+				l.cfg.Logger.Warn("ledger: index build stopped by Close; the next start builds it", "index", name)
+			}
+			return errors.Join(append(errs, ctx.Err())...)
 		default:
 			l.cfg.Logger.Error("ledger: index not built; the next start tries again (queries it serves run without it meanwhile)",
 				"index", name, "error", err)
-			l.buildMu.Lock()
-			l.buildErrs = append(l.buildErrs, indexErr(ix.Name, err))
-			l.buildMu.Unlock()
+			errs = append(errs, indexErr(ix.Name, err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // buildRetries bounds the builds of one index that a deadlock ended: a session that

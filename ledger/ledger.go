@@ -56,8 +56,6 @@ type Ledger struct {
 	// Index builds running after EnsureIndexes returned (index.go), cancelled and
 	// waited for by Close.
 	builds       sync.WaitGroup
-	buildMu      sync.Mutex
-	buildErrs    []error // of builds that failed, for WaitIndexes
 	buildCtx     context.Context
 	cancelBuilds context.CancelFunc
 }
@@ -87,7 +85,9 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	}
 	backend, target, _ := parseDSN(cfg.DSN)
 	l := &Ledger{cfg: cfg, backend: backend, workers: river.NewWorkers(), queues: map[string]river.QueueConfig{}}
-	l.buildCtx, l.cancelBuilds = context.WithCancel(context.WithoutCancel(ctx))
+	// Not ctx's values: a migration run's mark (internal/schemaver) must not outlive it
+	// in the builds of a ledger that goes on running.
+	l.buildCtx, l.cancelBuilds = context.WithCancel(context.Background())
 	var err error
 	switch backend {
 	case Postgres:

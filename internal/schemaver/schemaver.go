@@ -55,7 +55,7 @@ const record = `INSERT INTO eventhub_schema (name, digest, applied_at) VALUES ($
 // EXISTS is not safe under concurrency, two sessions creating the same table both
 // pass the check and the second fails on the catalog. Every DDL path of the hub takes
 // it (Apply, ledger.CreateTables).
-const Lock = `SELECT pg_advisory_xact_lock(hashtext('eventhub.ddl.' || current_schema()))`
+const Lock = `SELECT pg_advisory_xact_lock(hashtext('eventhub.ddl.' || coalesce(current_schema(), '')))`
 
 // Digest identifies a set of statements by their text.
 func Digest(stmts []string) string {
@@ -94,7 +94,11 @@ type querier interface {
 // database is down) is returned, classified.
 func Current(ctx context.Context, q querier, name, digest string) (bool, error) {
 	var ok bool
-	err := q.QueryRowContext(ctx, `SELECT to_regclass('eventhub_schema') IS NOT NULL`).Scan(&ok)
+	// A query of the catalog, not to_regclass: a session's cache can keep a "no such
+	// table" from before it waited for the lock, and the record table is the one
+	// CREATE TABLE makes, in the current schema.
+	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+		WHERE relname = 'eventhub_schema' AND relnamespace = current_schema()::regnamespace)`).Scan(&ok)
 	if err == nil && ok {
 		err = q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM eventhub_schema WHERE name = $1 AND digest = $2)`,
 			name, digest).Scan(&ok)
@@ -112,8 +116,11 @@ func Current(ctx context.Context, q querier, name, digest string) (bool, error) 
 
 // classify gives an error of op on the set name its hub code: a role's missing
 // privilege (42501: not the owner, no CREATE on the schema) is FailedPrecondition with
-// what to do, another class 42 (a statement PostgreSQL rejects) Internal, the context's
-// as it is, the rest Unavailable (the database down or busy: retrying can succeed).
+// what to do; what retrying can mend (class 08 connection, 57P0x shutdown, 40001/40P01
+// serialization and deadlock, no server reply at all) Unavailable, and class 53
+// ResourceExhausted; any other answer of the server's (a statement it rejects, a
+// feature it lacks, a backfill's constraint) Internal: starting again gets the same; the
+// context's as it is.
 func classify(name, op string, err error) error {
 	var pe *pgconn.PgError
 	switch {
@@ -121,76 +128,134 @@ func classify(name, op string, err error) error {
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
-	case errors.As(err, &pe) && pe.Code == "42501":
+	case !errors.As(err, &pe):
+		return hub.Errorf(hub.Unavailable, "%s: %s: %w", name, op, err)
+	case pe.Code == "42501":
 		return hub.Errorf(hub.FailedPrecondition,
 			"%s: this version's tables are not in the schema yet and this role may not create them: "+
 				"run `hub migrate schema` (or start this version once) as the tables' owner, "+
 				"after which this role starts without DDL: %w", name, err)
-	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "42"):
-		return hub.Errorf(hub.Internal, "%s: %s: %w", name, op, err)
+	case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P0"), pe.Code == "40001", pe.Code == "40P01":
+		return hub.Errorf(hub.Unavailable, "%s: %s: %w", name, op, err)
+	case strings.HasPrefix(pe.Code, "53"):
+		return hub.Errorf(hub.ResourceExhausted, "%s: %s: %w", name, op, err)
 	}
-	return hub.Errorf(hub.Unavailable, "%s: %s: %w", name, op, err)
+	return hub.Errorf(hub.Internal, "%s: %s: %w", name, op, err)
 }
 
-// Apply runs stmts, then backfill, on db unless the version of stmts is recorded under
-// name, and records it, in one transaction under Lock; the record is read again once
-// the lock is held (a process that waited for a migration finds it done). backfill is
-// what the statements need once when they run (data of an earlier layout to copy) and
-// not part of the version's identity; a caller passes it only when it found the
-// objects missing, so Apply then runs the set whatever the record says. A transaction
+// Set is a package's DDL of one job, applied and recorded as a whole.
+type Set struct {
+	// Name is the set's name in the record, e.g. "webhook.tables".
+	Name string
+	// Statements are idempotent DDL; their text is the set's version (Digest).
+	Statements []string
+	// Missing, when set, is a query returning one boolean: whether the objects whose
+	// data Backfill fills are missing (a table an upgrade adds). It is asked before
+	// the statements run, and again under the lock.
+	Missing string
+	// Backfill runs after the statements, in their transaction, when Missing said
+	// true: what an upgrade needs once, such as filling a new table from an existing
+	// one. Not part of the version.
+	Backfill []string
+}
+
+// Apply runs set's statements on db unless its version is recorded, and records it,
+// in one transaction (read committed) under Lock; once the lock is held the record and
+// Missing are read again, so a process that waited for another's migration finds it
+// done. Objects reported missing run the set whatever the record says, with its
+// backfill; so does every set in a forced migration (AsMigration). A transaction
 // that fails is tried once more: a process of an earlier version, which took no lock,
 // can collide with it on the catalog. Errors are classified (classify).
 //
 // On SQLite (any db not on pgx), which has no roles and whose file has one writer,
-// Apply runs the statements as they are, each tried a second time when it fails.
-func Apply(ctx context.Context, db *sql.DB, name string, stmts []string, backfill ...string) error {
-	all := append(append([]string{}, stmts...), backfill...)
+// Apply runs the statements as they are, each tried a second time when it fails, and
+// the backfill when Missing said so.
+func Apply(ctx context.Context, db *sql.DB, set Set) error {
 	if _, pg := db.Driver().(*stdlib.Driver); !pg {
-		return execTwice(ctx, db, all)
-	}
-	digest := Digest(stmts)
-	_, force := Migration(ctx)
-	skip := !force && len(backfill) == 0
-	if skip {
-		if ok, err := Current(ctx, db, name, digest); err != nil || ok {
+		missing, err := isMissing(ctx, db, set)
+		if err != nil {
 			return err
+		}
+		if err := execTwice(ctx, db, set.Statements); err != nil || !missing {
+			return err
+		}
+		return execTwice(ctx, db, set.Backfill)
+	}
+	digest := Digest(set.Statements)
+	if _, force := Migration(ctx); !force {
+		missing, err := isMissing(ctx, db, set)
+		if err != nil {
+			return classify(set.Name, "look up its objects", err)
+		}
+		if !missing {
+			if ok, err := Current(ctx, db, set.Name, digest); err != nil || ok {
+				return err
+			}
 		}
 	}
 	var err error
 	for try := 0; try < 2; try++ {
-		if err = applyTx(ctx, db, name, digest, all, skip); err == nil || hub.Code(err) == hub.FailedPrecondition || ctx.Err() != nil {
+		if err = applyTx(ctx, db, set, digest); err == nil || ctx.Err() != nil || !(hub.Code(err) == hub.Unavailable || collided(err)) {
 			break
 		}
 	}
 	return err
 }
 
-func applyTx(ctx context.Context, db *sql.DB, name, digest string, stmts []string, skip bool) error {
-	tx, err := db.BeginTx(ctx, nil)
+// collided reports a catalog collision with a process that took no lock (a unique
+// violation on pg_class or pg_type, a duplicate table, object or schema): the other's
+// object exists by the time the error is raised, and a second try sees it.
+func collided(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710" || pe.Code == "42P06")
+}
+
+// isMissing asks set's Missing query (false without one).
+func isMissing(ctx context.Context, q querier, set Set) (bool, error) {
+	if set.Missing == "" {
+		return false, nil
+	}
+	var missing bool
+	err := q.QueryRowContext(ctx, set.Missing).Scan(&missing)
+	return missing, err
+}
+
+func applyTx(ctx context.Context, db *sql.DB, set Set, digest string) error {
+	// Read committed whatever the role's default: a snapshot taken before the wait
+	// for the lock would not see the record of the migration waited for.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
-		return classify(name, "begin", err)
+		return classify(set.Name, "begin", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	if _, err := tx.ExecContext(ctx, Lock); err != nil {
-		return classify(name, "lock", err)
+		return classify(set.Name, "lock", err)
 	}
-	if skip {
-		if ok, err := Current(ctx, tx, name, digest); err != nil || ok {
+	missing, err := isMissing(ctx, tx, set)
+	if err != nil {
+		return classify(set.Name, "look up its objects", err)
+	}
+	if _, force := Migration(ctx); !force && !missing {
+		if ok, err := Current(ctx, tx, set.Name, digest); err != nil || ok {
 			return err
 		}
 	}
+	stmts := set.Statements
+	if missing {
+		stmts = append(append([]string{}, stmts...), set.Backfill...)
+	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return classify(name, "apply", err)
+			return classify(set.Name, "apply", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, createTable); err != nil {
-		return classify(name, "create the table of applied DDL", err)
+		return classify(set.Name, "create the table of applied DDL", err)
 	}
-	if _, err := tx.ExecContext(ctx, record, name, digest, time.Now().UnixMicro()); err != nil {
-		return classify(name, "record the applied DDL", err)
+	if _, err := tx.ExecContext(ctx, record, set.Name, digest, time.Now().UnixMicro()); err != nil {
+		return classify(set.Name, "record the applied DDL", err)
 	}
-	return classify(name, "commit", tx.Commit())
+	return classify(set.Name, "commit", tx.Commit())
 }
 
 func execTwice(ctx context.Context, db *sql.DB, stmts []string) error {

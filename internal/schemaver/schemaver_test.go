@@ -82,7 +82,7 @@ func TestApplyRecordsOnPostgresOnly(t *testing.T) {
 		recreate bool // whether the second Apply creates the dropped table again
 	}{{"sqlite", lite, false, true}, {"postgres", pg, true, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := schemaver.Apply(ctx, c.db, "test.sv", stmts); err != nil {
+			if err := schemaver.Apply(ctx, c.db, schemaver.Set{Name: "test.sv", Statements: stmts}); err != nil {
 				t.Fatal(err)
 			}
 			if !exists(t, c.db, c.pg, "sv_t") {
@@ -91,7 +91,7 @@ func TestApplyRecordsOnPostgresOnly(t *testing.T) {
 			if _, err := c.db.ExecContext(ctx, `DROP TABLE sv_t`); err != nil {
 				t.Fatal(err)
 			}
-			if err := schemaver.Apply(ctx, c.db, "test.sv", stmts); err != nil {
+			if err := schemaver.Apply(ctx, c.db, schemaver.Set{Name: "test.sv", Statements: stmts}); err != nil {
 				t.Fatal(err)
 			}
 			if got := exists(t, c.db, c.pg, "sv_t"); got != c.recreate {

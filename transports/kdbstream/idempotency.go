@@ -31,7 +31,7 @@ func NewIdempotencyStore(ctx context.Context, eng *engine.Engine, prefix string)
 		return nil, classify(err)
 	}
 	ddl := `CREATE TABLE IF NOT EXISTS kdb_processed (key TEXT PRIMARY KEY, expires_at BIGINT NOT NULL)`
-	if err := schemaver.Apply(ctx, eng.DB(), "kdbstream.idempotency", []string{ddl}); err != nil {
+	if err := schemaver.Apply(ctx, eng.DB(), schemaver.Set{Name: "kdbstream.idempotency", Statements: []string{ddl}}); err != nil {
 		return nil, classify(err)
 	}
 	return &IdempotencyStore{eng: eng, prefix: prefix, now: time.Now}, nil

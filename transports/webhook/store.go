@@ -59,7 +59,7 @@ type store struct {
 // do not collide on the catalog, and none at all once this version's set is recorded).
 func (s store) migrate(ctx context.Context, l *ledger.Ledger) error {
 	qs := append(append(append([]string{}, schemaSQL...), historySQL...), controlsSQL...)
-	if err := l.ApplySchema(ctx, "webhook.tables", qs); err != nil {
+	if err := l.ApplySchema(ctx, ledger.Schema{Name: "webhook.tables", Statements: qs}); err != nil {
 		return dbErr("migrate", err)
 	}
 	if err := s.addColumn(ctx, "webhook_endpoints", "controls", `TEXT NOT NULL DEFAULT '{}'`); err != nil {

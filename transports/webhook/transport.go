@@ -14,6 +14,7 @@ import (
 
 	"github.com/koder/eventhub/cloudevent"
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
 	"github.com/koder/eventhub/ledger"
 )
 
@@ -98,16 +99,17 @@ type deliveryArgs struct {
 func (deliveryArgs) Kind() string { return deliveryKind }
 
 // MigrateSchema creates the transport's tables, trigger and indexes on l's database,
-// or brings them to this version, waits for the indexes built in the background, and
-// starts nothing. New runs the same DDL, and none once this version's is recorded
-// (ledger.ApplySchema): run MigrateSchema as the tables' owner (`hub migrate schema`)
-// and New as a role that may only read and write rows.
+// or brings them to this version, and starts nothing. New runs the same DDL, and none
+// once this version's is recorded (ledger.ApplySchema): run MigrateSchema as the
+// tables' owner (`hub migrate schema`) and New as a role that may only read and write
+// rows. It is a migration run: indexes on a large river_job are built before it
+// returns, and one this role may not build, or whose build fails, fails it.
 func MigrateSchema(ctx context.Context, l *ledger.Ledger) error {
-	t := &Transport{l: l, st: store{db: l.DB()}}
-	if err := t.migrate(ctx); err != nil {
-		return err
+	if migrating, _ := schemaver.Migration(ctx); !migrating {
+		ctx = schemaver.AsMigration(ctx, false) // `hub migrate schema` may have marked it forced
 	}
-	return l.WaitIndexes(ctx)
+	t := &Transport{l: l, st: store{db: l.DB()}}
+	return t.migrate(ctx)
 }
 
 // migrate runs the transport's DDL: its tables, then its indexes on River's table

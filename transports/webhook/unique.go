@@ -127,27 +127,27 @@ var sqliteDropJobIDSQL = []string{
 	`ALTER TABLE webhook_delivery_keys DROP COLUMN job_id`,
 }
 
-// keysTableSQL reports whether the key table exists.
-var keysTableSQL = map[ledger.Backend]string{
-	ledger.Postgres: `SELECT to_regclass('webhook_delivery_keys') IS NOT NULL`,
-	ledger.SQLite:   `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_delivery_keys')`,
+// keysMissingSQL reports whether the key table is missing (then created and
+// backfilled). On PostgreSQL a query of the catalog in the current schema, where the
+// table is made: to_regclass could answer from a session cache older than the wait
+// for the DDL lock.
+var keysMissingSQL = map[ledger.Backend]string{
+	ledger.Postgres: `SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+		WHERE relname = 'webhook_delivery_keys' AND relnamespace = current_schema()::regnamespace)`,
+	ledger.SQLite: `SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_delivery_keys')`,
 }
 
 // migrateKeys creates the key table and its trigger (after River's migration: the
 // trigger is on river_job), backfilling the keys of kept deliveries when the table is
 // new, all in one l.ApplySchema: replicas starting at once take turns under the
 // schema's DDL lock on PostgreSQL (CREATE OR REPLACE FUNCTION run concurrently by three
-// of them failed even when retried), and one that finds the table made finds its
-// backfill committed with it. Two that both saw it missing both backfill; ON CONFLICT
-// makes the second a no-op.
+// of them failed even when retried), and one that waited for another's asks again under
+// the lock whether the table is missing and finds it made, backfilled and recorded. A
+// table dropped behind the record's back is missing: made and backfilled again.
 func (s store) migrateKeys(ctx context.Context, l *ledger.Ledger) error {
 	b := l.Backend()
-	var exists bool
-	if err := s.db.QueryRowContext(ctx, keysTableSQL[b]).Scan(&exists); err != nil {
-		return dbErr("migrate: delivery keys", err)
-	}
 	var stmts []string
-	if exists && b == ledger.SQLite {
+	if b == ledger.SQLite {
 		var old bool
 		if err := s.db.QueryRowContext(ctx, sqliteOldKeysSQL).Scan(&old); err != nil {
 			return dbErr("migrate: delivery keys", err)
@@ -157,11 +157,8 @@ func (s store) migrateKeys(ctx context.Context, l *ledger.Ledger) error {
 		}
 	}
 	stmts = append(stmts, keysSQL[b]...)
-	var backfill []string
-	if !exists {
-		backfill = append(backfill, backfillKeysSQL[b])
-	}
-	if err := l.ApplySchema(ctx, "webhook.delivery_keys", stmts, backfill...); err != nil {
+	if err := l.ApplySchema(ctx, ledger.Schema{Name: "webhook.delivery_keys", Statements: stmts,
+		Missing: keysMissingSQL[b], Backfill: []string{backfillKeysSQL[b]}}); err != nil {
 		return dbErr("migrate: delivery keys", err)
 	}
 	return nil

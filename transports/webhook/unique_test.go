@@ -185,8 +185,8 @@ func TestH1_KeysBackfilled(t *testing.T) {
 		if _, err := tb.l.DB().ExecContext(tb.ctx, `DROP TABLE webhook_delivery_keys`); err != nil {
 			t.Fatal(err)
 		}
-		forgetSchema(t, tb)
-		// What New runs on a database of an earlier version: the table again, backfilled.
+		// What New runs on a database of an earlier version: the table again, backfilled
+		// (missing, it is made whatever the record says).
 		if err := tb.tr.st.migrate(tb.ctx, tb.l); err != nil {
 			t.Fatal(err)
 		}

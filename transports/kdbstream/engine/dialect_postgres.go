@@ -101,7 +101,7 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	// by the time the error is raised, so schemaver's second try sees it. A process
 	// finding this version of the DDL recorded runs none (a role that does not own the
 	// tables starts).
-	if err := schemaver.Apply(ctx, db, "kdbstream.engine", ddlPostgres); err != nil {
+	if err := schemaver.Apply(ctx, db, schemaver.Set{Name: "kdbstream.engine", Statements: ddlPostgres}); err != nil {
 		db.Close()
 		d.close()
 		var he *hub.Error
