@@ -76,6 +76,9 @@ const indexLockPoll = 100 * time.Millisecond
 //
 // On SQLite it runs CREATE INDEX IF NOT EXISTS: the file has one writer, the hub.
 func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
+	if p := schemaver.Checking(ctx); p != nil {
+		return l.checkIndexes(ctx, p, idx)
+	}
 	var later []Index
 	for _, ix := range idx {
 		big, err := l.ensureIndex(ctx, ix)
@@ -103,6 +106,25 @@ func (l *Ledger) EnsureIndexes(ctx context.Context, idx ...Index) error {
 		defer l.builds.Done()
 		_ = l.buildLater(l.buildCtx, later) // logged; the next start tries again
 	}()
+	return nil
+}
+
+// checkIndexes adds to p, in a check run (`hub migrate schema --check`), each index of
+// idx that is missing or invalid on PostgreSQL (SQLite builds them at every start).
+func (l *Ledger) checkIndexes(ctx context.Context, p *schemaver.Pending, idx []Index) error {
+	if l.backend != Postgres {
+		return nil
+	}
+	for _, ix := range idx {
+		name := inSchema(l.cfg.Schema, ix.Name)
+		exists, valid, err := lookUpIndex(ctx, l.pool, name)
+		if err != nil {
+			return indexErr(ix.Name, err)
+		}
+		if !exists || !valid {
+			p.Add("index " + name)
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,7 @@ import (
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
 
 	"github.com/koder/eventhub/hub"
+	"github.com/koder/eventhub/internal/schemaver"
 )
 
 func openDBFromPool(pool *pgxpool.Pool) *sql.DB { return stdlib.OpenDBFromPool(pool) }
@@ -50,6 +52,10 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", cfg.Schema).Scan(&exists); err != nil {
 			return hub.Errorf(hub.Unavailable, "ledger: look up schema %q: %w", cfg.Schema, err)
 		}
+		if !exists && schemaver.Checking(ctx) != nil {
+			schemaver.Checking(ctx).Add("schema " + cfg.Schema)
+			return nil // and every table in it
+		}
 		if !exists {
 			if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{cfg.Schema}.Sanitize()); err != nil {
 				return hub.Errorf(hub.FailedPrecondition, "ledger: create schema %q: %w", cfg.Schema, err)
@@ -59,6 +65,16 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: cfg.Schema, Logger: cfg.Logger})
 	if err != nil {
 		return hub.Wrap(hub.Internal, err)
+	}
+	if p := schemaver.Checking(ctx); p != nil {
+		res, err := m.Validate(ctx, nil)
+		if err != nil {
+			return hub.Errorf(hub.Unavailable, "ledger: check River's migrations: %w", err)
+		}
+		if !res.OK {
+			p.Add("River's migrations (" + strings.Join(res.Messages, "; ") + ")")
+		}
+		return nil
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		var pgErr *pgconn.PgError

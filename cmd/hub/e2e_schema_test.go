@@ -20,7 +20,9 @@ import (
 // NOT EXISTS on an existing table, so any DDL at start would fail it) and carries an
 // event through its ingress, dedupe table, kdbstream stream and webhook transport. When
 // the schema is behind the version (a set's digest recorded by an older one), the start
-// fails saying to run `hub migrate schema`, and does once that was run.
+// fails saying to run `hub migrate schema`, and does once that was run. `hub migrate
+// schema --check`, as the owner or the role, lists what is pending and exits 1 until
+// the migration ran; it creates nothing.
 func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	t.Parallel()
 	pgURL := testenv.PostgresURL(t)
@@ -47,6 +49,33 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	roleURL := u.String()
 
 	h := newPGHub(t, roleURL, schema)
+	// check runs `hub migrate schema --check` (as the owner when owner is set) and
+	// returns its output after checking its exit code: 1 when something is pending.
+	check := func(asOwner bool, pending ...string) {
+		t.Helper()
+		args := []string{"migrate", "schema", "-c", h.cfg, "--check"}
+		if asOwner {
+			args = append(args, "--postgres", pgURL)
+		}
+		out, code := cliRun(t, h.dir, nil, args...)
+		want := 0
+		if len(pending) > 0 {
+			want = 1
+		}
+		if code != want {
+			t.Fatalf("hub migrate schema --check: exit %d, want %d\n%s", code, want, out)
+		}
+		for _, p := range pending {
+			if !strings.Contains(out, "pending  "+p) {
+				t.Fatalf("hub migrate schema --check does not list %q:\n%s", p, out)
+			}
+		}
+	}
+	check(true, "schema "+schema)
+	var made bool
+	if err := owner.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&made); err != nil || made {
+		t.Fatalf("schema made by --check: %v (%v); want nothing made", made, err)
+	}
 	migrate := func() {
 		t.Helper()
 		out, code := cliRun(t, h.dir, nil, "migrate", "schema", "-c", h.cfg, "--postgres", pgURL)
@@ -66,6 +95,7 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 		}
 	}
 
+	check(false) // as the role: nothing pending
 	p := startHub(t, h.cfg, h.admin)
 	h.deliverOne(t)
 	if code := p.stop(); code != 0 {
@@ -76,6 +106,7 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	if _, err := owner.Exec(ctx, "UPDATE "+schema+".eventhub_schema SET digest = 'older' WHERE name = 'webhook.tables'"); err != nil {
 		t.Fatal(err)
 	}
+	check(false, "DDL webhook.tables")
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	run := exec.CommandContext(rctx, binary(t), "run", "-c", h.cfg)
@@ -89,6 +120,7 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 		t.Fatalf("start on a schema behind the version: exit %d; want 3 and a message naming the set and `hub migrate schema`:\n%s", code, out)
 	}
 	migrate()
+	check(false)
 	if code := startHub(t, h.cfg, h.admin).stop(); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)
 	}

@@ -29,7 +29,9 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -82,6 +84,46 @@ func AsMigration(ctx context.Context, force bool) context.Context {
 func Migration(ctx context.Context) (migrating, force bool) {
 	force, migrating = ctx.Value(migrationKey{}).(bool)
 	return migrating, force
+}
+
+// Pending collects, in a check run (AsCheck), what is not at this version: the sets
+// not recorded, and what other packages report through Add (River's migrations, an
+// index, a column). Safe for concurrent use.
+type Pending struct {
+	mu    sync.Mutex
+	items []string
+}
+
+// Add records one thing not at this version (once: a schema two packages share is
+// reported by both).
+func (p *Pending) Add(what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.items, what) {
+		p.items = append(p.items, what)
+	}
+}
+
+// Items returns what was added, in order.
+func (p *Pending) Items() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.items...)
+}
+
+// checkKey marks a context as a check run's (AsCheck).
+type checkKey struct{}
+
+// AsCheck marks ctx as a check run's (`hub migrate schema --check`): Apply, and the
+// packages that look at Checking, run no DDL and add to p what is not at this version.
+func AsCheck(ctx context.Context, p *Pending) context.Context {
+	return context.WithValue(ctx, checkKey{}, p)
+}
+
+// Checking returns the check run's Pending, nil outside one.
+func Checking(ctx context.Context) *Pending {
+	p, _ := ctx.Value(checkKey{}).(*Pending)
+	return p
 }
 
 // querier is a database, a connection or a transaction.
@@ -171,7 +213,14 @@ type Set struct {
 // Apply runs the statements as they are, each tried a second time when it fails, and
 // the backfill when Missing said so.
 func Apply(ctx context.Context, db *sql.DB, set Set) error {
-	if _, pg := db.Driver().(*stdlib.Driver); !pg {
+	_, pg := db.Driver().(*stdlib.Driver)
+	if p := Checking(ctx); p != nil {
+		if pg {
+			return check(ctx, db, set, p)
+		}
+		return nil // SQLite keeps no record: every start applies its statements
+	}
+	if !pg {
 		missing, err := isMissing(ctx, db, set)
 		if err != nil {
 			return err
@@ -208,6 +257,22 @@ func Apply(ctx context.Context, db *sql.DB, set Set) error {
 func collided(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710" || pe.Code == "42P06")
+}
+
+// check adds set to p when its objects are missing or its version is not recorded.
+func check(ctx context.Context, db *sql.DB, set Set, p *Pending) error {
+	missing, err := isMissing(ctx, db, set)
+	if err != nil {
+		return classify(set.Name, "look up its objects", err)
+	}
+	ok, err := Current(ctx, db, set.Name, Digest(set.Statements))
+	if err != nil {
+		return err
+	}
+	if missing || !ok {
+		p.Add("DDL " + set.Name)
+	}
+	return nil
 }
 
 // isMissing asks set's Missing query (false without one).

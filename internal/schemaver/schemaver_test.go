@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -53,28 +54,7 @@ func TestApplyRecordsOnPostgresOnly(t *testing.T) {
 	}
 	defer lite.Close()
 
-	pgURL := testenv.PostgresURL(t)
-	name := testenv.Name(t)
-	schema := "sv_" + name[len(name)-26:] // the ULID: unique, within PostgreSQL's limits
-	boot, err := pgx.Connect(ctx, pgURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = boot.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		_ = boot.Close(context.Background())
-	})
-	if _, err := boot.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	cc, err := pgx.ParseConfig(pgURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc.RuntimeParams["search_path"] = schema
-	pg := stdlib.OpenDB(*cc)
-	defer pg.Close()
-
+	pg := pgSchema(t, ctx)
 	for _, c := range []struct {
 		name     string
 		db       *sql.DB
@@ -98,5 +78,56 @@ func TestApplyRecordsOnPostgresOnly(t *testing.T) {
 				t.Fatalf("table after a second Apply of the same set: %v; want %v", got, c.recreate)
 			}
 		})
+	}
+}
+
+// pgSchema returns a database/sql pool on pgx whose search_path is a schema of its
+// own, dropped at the end of the test.
+func pgSchema(t *testing.T, ctx context.Context) *sql.DB {
+	t.Helper()
+	pgURL := testenv.PostgresURL(t)
+	name := testenv.Name(t)
+	schema := "sv_" + name[len(name)-26:] // the ULID: unique, within PostgreSQL's limits
+	boot, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = boot.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = boot.Close(context.Background())
+	})
+	if _, err := boot.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := pgx.ParseConfig(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.RuntimeParams["search_path"] = schema
+	db := stdlib.OpenDB(*cc)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// A check run (`hub migrate schema --check`) runs no DDL and reports a set whose
+// version is not recorded; once applied, nothing.
+func TestCheckRunsNothing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db := pgSchema(t, ctx)
+	set := schemaver.Set{Name: "test.check", Statements: []string{`CREATE TABLE IF NOT EXISTS sv_c (id BIGINT)`}}
+	var p schemaver.Pending
+	if err := schemaver.Apply(schemaver.AsCheck(ctx, &p), db, set); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, db, true, "sv_c") || !slices.Equal(p.Items(), []string{"DDL test.check"}) {
+		t.Fatalf("check on an empty schema: table made %v, pending %v; want none made and [DDL test.check]", exists(t, db, true, "sv_c"), p.Items())
+	}
+	if err := schemaver.Apply(ctx, db, set); err != nil {
+		t.Fatal(err)
+	}
+	var again schemaver.Pending
+	if err := schemaver.Apply(schemaver.AsCheck(ctx, &again), db, set); err != nil || len(again.Items()) != 0 {
+		t.Fatalf("check after the set was applied: %v, pending %v; want nothing", err, again.Items())
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/dbrow"
+	"github.com/koder/eventhub/internal/schemaver"
 	"github.com/koder/eventhub/ledger"
 	"github.com/koder/eventhub/secrets"
 )
@@ -74,6 +75,10 @@ func (s store) migrate(ctx context.Context, l *ledger.Ledger) error {
 func (s store) addColumn(ctx context.Context, table, column, def string) error {
 	probe := `SELECT ` + column + ` FROM ` + table + ` WHERE 1 = 0`
 	if _, err := s.db.ExecContext(ctx, probe); err == nil {
+		return nil
+	}
+	if p := schemaver.Checking(ctx); p != nil {
+		p.Add("column " + table + "." + column)
 		return nil
 	}
 	if _, err := s.db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+column+` `+def); err != nil {

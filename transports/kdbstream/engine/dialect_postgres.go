@@ -67,7 +67,11 @@ func (d *postgresDialect) open(ctx context.Context) (*sql.DB, error) {
 	var exists bool
 	err = boot.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", d.cfg.Schema).Scan(&exists)
 	if err == nil && !exists {
-		_, err = boot.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.cfg.Schema}.Sanitize())
+		if p := schemaver.Checking(ctx); p != nil {
+			p.Add("schema " + d.cfg.Schema) // a check run (`hub migrate schema --check`) creates nothing
+		} else {
+			_, err = boot.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{d.cfg.Schema}.Sanitize())
+		}
 	}
 	boot.Close(ctx)
 	if err != nil && !isUniqueViolation(err) {

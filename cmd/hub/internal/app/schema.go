@@ -20,11 +20,19 @@ import (
 // kdbstream databases named by URL, the ingress's table of accepted ids). Every set is
 // recorded with its digest (internal/schemaver), so `hub run` as a role that may only
 // read and write rows finds it in place and runs no DDL. What a start only warns about
-// fails it (an index this role may not build, a build that failed); with force every
+// fails it (an index this role may not build, a build that failed); with o.Force every
 // set runs even when recorded, which repairs objects dropped behind the record's back.
-// done is called after each step with its name.
-func MigrateSchema(ctx context.Context, p *Plan, force bool, done func(step string)) (err error) {
-	ctx = schemaver.AsMigration(ctx, force)
+// With o.Check nothing runs: what is not at this version is returned instead (on
+// PostgreSQL; SQLite's DDL runs at every start). done is called after each step with
+// its name.
+func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(step string)) (pending []string, err error) {
+	var check *schemaver.Pending
+	if o.Check {
+		check = &schemaver.Pending{}
+		ctx = schemaver.AsCheck(ctx, check)
+		defer func() { pending = check.Items() }()
+	}
+	ctx = schemaver.AsMigration(ctx, o.Force)
 	cfg := &p.File.Config
 	st := store.New(cfg.Store, p.File, p.Env, p.Logger)
 	defer func() {
@@ -48,7 +56,7 @@ func MigrateSchema(ctx context.Context, p *Plan, force bool, done func(step stri
 			{"store: revoked links", func(ctx context.Context) error { _, err := st.LinkRevocations(ctx); return err }},
 		} {
 			if err := s.open(ctx); err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
+				return nil, fmt.Errorf("%s: %w", s.name, err)
 			}
 			done(s.name)
 		}
@@ -56,7 +64,7 @@ func MigrateSchema(ctx context.Context, p *Plan, force bool, done func(step stri
 	for _, s := range p.Transports {
 		if m, ok := s.Module.(registry.SchemaMigrator); ok {
 			if err := m.MigrateSchema(ctx, rt); err != nil {
-				return fmt.Errorf("transports.%s (%s): %w", s.Name, s.ID, err)
+				return nil, fmt.Errorf("transports.%s (%s): %w", s.Name, s.ID, err)
 			}
 			done("transports." + s.Name)
 		}
@@ -64,10 +72,16 @@ func MigrateSchema(ctx context.Context, p *Plan, force bool, done func(step stri
 	for _, s := range p.Sources {
 		if m, ok := s.Module.(registry.SchemaMigrator); ok {
 			if err := m.MigrateSchema(ctx, rt); err != nil {
-				return fmt.Errorf("sources.%s (%s): %w", s.Name, s.ID, err)
+				return nil, fmt.Errorf("sources.%s (%s): %w", s.Name, s.ID, err)
 			}
 			done("sources." + s.Name)
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// MigrateOptions are `hub migrate schema`'s flags.
+type MigrateOptions struct {
+	Force bool // run every set even when its version is recorded
+	Check bool // run nothing; report what is not at this version
 }

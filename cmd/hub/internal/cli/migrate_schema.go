@@ -11,7 +11,7 @@ import (
 
 func newMigrateSchemaCmd(env *Env, g *globals) *cobra.Command {
 	var path, postgres string
-	var force bool
+	var force, check bool
 	cmd := &cobra.Command{
 		Use:   "schema",
 		Short: "Create or upgrade the hub's tables for the config, and exit",
@@ -32,15 +32,23 @@ objects dropped by hand. It fails where a start would only warn: an index on a l
 table that this role may not build, or whose concurrent build failed. On SQLite (no
 roles) it creates the file's tables, as the first start would.
 
+--check runs nothing and lists what is not at this version (each set of DDL not
+recorded, River's migrations not applied, an index or column missing), exiting 1
+when there is any: a deployment can wait on it before starting the new version. It
+needs only read access (the running role will do), and checks PostgreSQL only: on
+SQLite every start runs its DDL.
+
 --postgres replaces the config's store.postgres only; a kdbstream transport or source
 with a url of its own is migrated with that url, so give it the owner's credentials
 (an environment variable in the config, say) for this run.
 
-Exit codes: 0 done, 1 invalid config, 2 usage, 3 a database unreachable or refusing
+Exit codes: 0 done (with --check: at this version), 1 invalid config (with --check:
+also the schema behind this version), 2 usage, 3 a database unreachable or refusing
 the DDL.`,
 		Example: `  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub
   HUB_PG_URL=postgres://hub_owner@db/hub hub migrate schema -c hub.yaml   # store.postgres: ${HUB_PG_URL}
-  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub --force`,
+  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub --force
+  hub migrate schema -c hub.yaml --check   # as the running role: exit 1 while the schema is behind`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := loadPlan(env, g, path, env.Lookup, func(f *config.File) error {
@@ -56,13 +64,29 @@ the DDL.`,
 			if err != nil {
 				return err
 			}
+			if force && check {
+				return exitf(ExitUsage, "--force and --check: choose one")
+			}
 			n := 0
-			err = app.MigrateSchema(cmd.Context(), plan, force, func(step string) {
+			pending, err := app.MigrateSchema(cmd.Context(), plan, app.MigrateOptions{Force: force, Check: check}, func(step string) {
 				n++
-				fmt.Fprintf(env.Stdout, "ok  %s\n", step)
+				if !check {
+					fmt.Fprintf(env.Stdout, "ok  %s\n", step)
+				}
 			})
 			if err != nil {
 				return exitf(ExitUnavailable, "schema: %v", err)
+			}
+			if check {
+				for _, p := range pending {
+					fmt.Fprintf(env.Stdout, "pending  %s\n", p)
+				}
+				if len(pending) > 0 {
+					fmt.Fprintf(env.Stdout, "schema behind this version: %d pending (run hub migrate schema as the tables' owner)\n", len(pending))
+					return silent(ExitInvalid)
+				}
+				fmt.Fprintf(env.Stdout, "schema at this version (%d steps checked)\n", n)
+				return nil
 			}
 			fmt.Fprintf(env.Stdout, "schema at this version (%d steps): hub run may use a role without DDL privileges\n", n)
 			return nil
@@ -71,5 +95,6 @@ the DDL.`,
 	cmd.Flags().StringVarP(&path, "config", "c", "", "config file (default: the embedded default)")
 	cmd.Flags().StringVar(&postgres, "postgres", "", "PostgreSQL URL of the tables' owner, in place of the config's store.postgres")
 	cmd.Flags().BoolVar(&force, "force", false, "run every set of DDL even when its version is recorded (repairs objects dropped by hand)")
+	cmd.Flags().BoolVar(&check, "check", false, "run nothing: list what is not at this version, exit 1 if anything is")
 	return cmd
 }
