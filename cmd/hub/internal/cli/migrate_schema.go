@@ -36,7 +36,8 @@ roles) it creates the file's tables, as the first start would.
 recorded, River's migrations not applied, an index or column missing), exiting 1
 when there is any: a deployment can wait on it before starting the new version. It
 needs only read access (the running role will do), and checks PostgreSQL only: on
-SQLite every start runs its DDL.
+SQLite every start runs its DDL (with a SQLite store --check exits 2; kdbstream
+databases named by a SQLite URL are left out).
 
 --postgres replaces the config's store.postgres only; a kdbstream transport or source
 with a url of its own is migrated with that url, so give it the owner's credentials
@@ -66,6 +67,9 @@ the DDL.`,
 			}
 			if force && check {
 				return exitf(ExitUsage, "--force and --check: choose one")
+			}
+			if check && plan.File.Config.Store.SQLite != "" {
+				return exitf(ExitUsage, "--check: the store is SQLite, which keeps no record and has no roles: every start runs its DDL")
 			}
 			n := 0
 			pending, err := app.MigrateSchema(cmd.Context(), plan, app.MigrateOptions{Force: force, Check: check}, func(step string) {

@@ -125,3 +125,28 @@ func redisStream(t *testing.T, n int) (url, stream string) {
 	}
 	return url, stream
 }
+
+// `hub migrate schema` refuses what it cannot do, before touching any database: --force
+// with --check, --check on a SQLite store (no record to check; it would create the
+// file), --postgres on a store that is not PostgreSQL.
+func TestMigrateSchemaUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	vars := map[string]string{"HUB_DATA_DIR": dir}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate", "schema", "--check", "--force"}, "choose one"},
+		{[]string{"migrate", "schema", "--check"}, "the store is SQLite"},
+		{[]string{"migrate", "schema", "--postgres", "postgres://owner@db/hub"}, "not on PostgreSQL"},
+	} {
+		r := run(t, vars, c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, r.code, r.stderr, ExitUsage, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the refused runs left %d files in the data directory; want none", len(entries))
+	}
+}

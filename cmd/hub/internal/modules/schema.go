@@ -8,7 +8,9 @@ import (
 	"github.com/koder/eventhub/cmd/hub/internal/registry"
 	"github.com/koder/eventhub/cmd/hub/internal/store"
 	"github.com/koder/eventhub/dedupe"
+	"github.com/koder/eventhub/internal/schemaver"
 	"github.com/koder/eventhub/transports/kdbstream"
+	"github.com/koder/eventhub/transports/kdbstream/engine"
 	"github.com/koder/eventhub/transports/webhook"
 )
 
@@ -39,6 +41,13 @@ func (m *KDBSource) MigrateSchema(ctx context.Context, rt *registry.Runtime) err
 // migrateKDB opens the engine of url (closed after), or the store's (the app closes it),
 // which creates its tables, then the idempotency table when asked.
 func migrateKDB(ctx context.Context, rt *registry.Runtime, url string, idempotency bool) error {
+	if url != "" && schemaver.Checking(ctx) != nil {
+		// A check run creates nothing, and opening a SQLite file would make it; SQLite
+		// keeps no record anyway (every start runs its DDL).
+		if ec, _, err := kdbstream.ParseURL(url, kdbstream.Config{}); err != nil || ec.Driver != engine.DriverPostgres {
+			return err
+		}
+	}
 	if url != "" {
 		eng, err := kdbstream.OpenEngine(ctx, url)
 		if err != nil {
