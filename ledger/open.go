@@ -74,6 +74,14 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		if !res.OK {
 			p.Add("River's migrations (" + strings.Join(res.Messages, "; ") + ")")
 		}
+		for _, idx := range unusedRiverIndexes {
+			name := inSchema(cfg.Schema, idx)
+			if exists, _, err := lookUpIndex(ctx, conn, name); err != nil {
+				return hub.Errorf(hub.Unavailable, "ledger: look up index %s: %w", name, err)
+			} else if exists {
+				p.Add("index " + name + " (River's, unused: to drop)")
+			}
+		}
 		return nil
 	}
 	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {

@@ -272,3 +272,25 @@ func TestRiverReindexesWhatTheRoleMay(t *testing.T) {
 		t.Errorf("reindexer list on SQLite: %#v; want empty, not nil (nil is River's default)", got)
 	}
 }
+
+// Open in a check run (`hub migrate schema --check`) reports River's GIN index that a
+// start would drop, and drops nothing.
+func TestOpenInACheckRun(t *testing.T) {
+	ctx := context.Background()
+	owner := ledgertest.Open(t, ledger.Postgres, ledger.Config{})
+	if _, err := owner.Pool().Exec(ctx, `CREATE INDEX river_job_args_index ON `+owner.Table("river_job")+` USING GIN(args)`); err != nil {
+		t.Fatal(err)
+	}
+	var p schemaver.Pending
+	l, err := ledger.Open(schemaver.AsCheck(ctx, &p), owner.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := strings.Join(p.Items(), "\n"); !strings.Contains(got, "river_job_args_index") || strings.Contains(got, "River's migrations") {
+		t.Fatalf("pending after a check run's Open: %q; want River's GIN index (to drop) and no migration", got)
+	}
+	if !regclass(t, owner, owner.Table("river_job_args_index")) {
+		t.Fatal("a check run dropped River's GIN index")
+	}
+}

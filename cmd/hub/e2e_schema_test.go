@@ -49,19 +49,24 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	roleURL := u.String()
 
 	h := newPGHub(t, roleURL, schema)
-	// check runs `hub migrate schema --check` (as the owner when owner is set) and
-	// returns its output after checking its exit code: 1 when something is pending.
-	check := func(asOwner bool, pending ...string) {
+	// The owner's checks run in read-only transactions: a write would fail them.
+	ro, err := url.Parse(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ro.Query()
+	q.Set("default_transaction_read_only", "on")
+	ro.RawQuery = q.Encode()
+	// checkExit runs `hub migrate schema --check` (as the owner, read-only, when asOwner
+	// is set; else as the config's role) and checks its exit code and that it lists
+	// each of pending.
+	checkExit := func(asOwner bool, want int, pending ...string) {
 		t.Helper()
 		args := []string{"migrate", "schema", "-c", h.cfg, "--check"}
 		if asOwner {
-			args = append(args, "--postgres", pgURL)
+			args = append(args, "--postgres", ro.String())
 		}
 		out, code := cliRun(t, h.dir, nil, args...)
-		want := 0
-		if len(pending) > 0 {
-			want = 1
-		}
 		if code != want {
 			t.Fatalf("hub migrate schema --check: exit %d, want %d\n%s", code, want, out)
 		}
@@ -70,6 +75,14 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 				t.Fatalf("hub migrate schema --check does not list %q:\n%s", p, out)
 			}
 		}
+	}
+	check := func(asOwner bool, pending ...string) {
+		t.Helper()
+		want := 0
+		if len(pending) > 0 {
+			want = 1
+		}
+		checkExit(asOwner, want, pending...)
 	}
 	check(true, "schema "+schema)
 	var made bool
@@ -95,7 +108,17 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 		}
 	}
 
+	check(true)  // as the owner: nothing pending
 	check(false) // as the role: nothing pending
+	// A grant missing is the check's error, not a pending migration (which would not
+	// mend it).
+	if _, err := owner.Exec(ctx, "REVOKE SELECT ON "+schema+".webhook_endpoints FROM "+role); err != nil {
+		t.Fatal(err)
+	}
+	checkExit(false, 3)
+	if _, err := owner.Exec(ctx, "GRANT SELECT ON "+schema+".webhook_endpoints TO "+role); err != nil {
+		t.Fatal(err)
+	}
 	p := startHub(t, h.cfg, h.admin)
 	h.deliverOne(t)
 	if code := p.stop(); code != 0 {
@@ -106,7 +129,7 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	if _, err := owner.Exec(ctx, "UPDATE "+schema+".eventhub_schema SET digest = 'older' WHERE name = 'webhook.tables'"); err != nil {
 		t.Fatal(err)
 	}
-	check(false, "DDL webhook.tables")
+	check(false, "DDL webhook.tables (schema "+schema+")")
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	run := exec.CommandContext(rctx, binary(t), "run", "-c", h.cfg)

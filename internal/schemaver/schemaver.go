@@ -260,7 +260,21 @@ func collided(err error) bool {
 }
 
 // check adds set to p when its objects are missing or its version is not recorded.
+// A schema on the search_path the role may not use is an error (grant USAGE), not a
+// pending migration: current_schema() is NULL then, as when the schema does not exist
+// yet (which the packages report themselves).
 func check(ctx context.Context, db *sql.DB, set Set, p *Pending) error {
+	var schema sql.NullString
+	var denied sql.NullString
+	err := db.QueryRowContext(ctx, `SELECT current_schema(), (SELECT n.nspname FROM pg_catalog.pg_namespace n
+		WHERE quote_ident(n.nspname) = ANY (string_to_array(replace(current_setting('search_path'), ' ', ''), ','))
+			AND NOT has_schema_privilege(n.oid, 'USAGE') LIMIT 1)`).Scan(&schema, &denied)
+	if err != nil {
+		return classify(set.Name, "look up the schema", err)
+	}
+	if !schema.Valid && denied.Valid {
+		return hub.Errorf(hub.FailedPrecondition, "%s: this role may not use schema %s: grant it USAGE on it", set.Name, denied.String)
+	}
 	missing, err := isMissing(ctx, db, set)
 	if err != nil {
 		return classify(set.Name, "look up its objects", err)
@@ -270,7 +284,11 @@ func check(ctx context.Context, db *sql.DB, set Set, p *Pending) error {
 		return err
 	}
 	if missing || !ok {
-		p.Add("DDL " + set.Name)
+		where := ""
+		if schema.Valid {
+			where = " (schema " + schema.String + ")"
+		}
+		p.Add("DDL " + set.Name + where)
 	}
 	return nil
 }

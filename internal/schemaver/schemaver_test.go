@@ -3,8 +3,9 @@ package schemaver_test
 import (
 	"context"
 	"database/sql"
+	"net/url"
 	"path/filepath"
-	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/schemaver"
 	"github.com/koder/eventhub/internal/testenv"
 )
@@ -120,8 +122,10 @@ func TestCheckRunsNothing(t *testing.T) {
 	if err := schemaver.Apply(schemaver.AsCheck(ctx, &p), db, set); err != nil {
 		t.Fatal(err)
 	}
-	if exists(t, db, true, "sv_c") || !slices.Equal(p.Items(), []string{"DDL test.check"}) {
-		t.Fatalf("check on an empty schema: table made %v, pending %v; want none made and [DDL test.check]", exists(t, db, true, "sv_c"), p.Items())
+	if exists(t, db, true, "sv_c") || exists(t, db, true, "eventhub_schema") ||
+		len(p.Items()) != 1 || !strings.HasPrefix(p.Items()[0], "DDL test.check (schema sv_") {
+		t.Fatalf("check on an empty schema: table made %v, pending %v; want nothing made and the set pending, with its schema",
+			exists(t, db, true, "sv_c"), p.Items())
 	}
 	if err := schemaver.Apply(ctx, db, set); err != nil {
 		t.Fatal(err)
@@ -129,5 +133,52 @@ func TestCheckRunsNothing(t *testing.T) {
 	var again schemaver.Pending
 	if err := schemaver.Apply(schemaver.AsCheck(ctx, &again), db, set); err != nil || len(again.Items()) != 0 {
 		t.Fatalf("check after the set was applied: %v, pending %v; want nothing", err, again.Items())
+	}
+}
+
+// A check run on a schema the role may not use fails saying so (a migration would not
+// mend it); on a schema that does not exist yet the set is pending.
+func TestCheckOnASchemaItMayNotUse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pgURL := testenv.PostgresURL(t)
+	name := testenv.Name(t)
+	schema, role := "sv_"+name[len(name)-26:], "sv_role_"+name[len(name)-26:]
+	boot, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = boot.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+		_, _ = boot.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+		_ = boot.Close(context.Background())
+	})
+	u, err := url.Parse(pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	cc, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.RuntimeParams["search_path"] = schema
+	db := stdlib.OpenDB(*cc)
+	defer db.Close()
+	set := schemaver.Set{Name: "test.usage", Statements: []string{`CREATE TABLE IF NOT EXISTS sv_u (id BIGINT)`}}
+	if _, err := boot.Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	var p schemaver.Pending
+	if err := schemaver.Apply(schemaver.AsCheck(ctx, &p), db, set); err != nil || len(p.Items()) != 1 {
+		t.Fatalf("check on a schema not made yet: %v, pending %v; want the set pending", err, p.Items())
+	}
+	if _, err := boot.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	var q schemaver.Pending
+	err = schemaver.Apply(schemaver.AsCheck(ctx, &q), db, set)
+	if hub.Code(err) != hub.FailedPrecondition || !strings.Contains(err.Error(), "USAGE") {
+		t.Fatalf("check on a schema the role may not use: %v, pending %v; want FailedPrecondition naming USAGE", err, q.Items())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/koder/eventhub/hub"
 	"github.com/koder/eventhub/internal/dbrow"
 	"github.com/koder/eventhub/internal/schemaver"
@@ -74,10 +76,17 @@ func (s store) migrate(ctx context.Context, l *ledger.Ledger) error {
 // win (a duplicate-column error) is told apart by probing again.
 func (s store) addColumn(ctx context.Context, table, column, def string) error {
 	probe := `SELECT ` + column + ` FROM ` + table + ` WHERE 1 = 0`
-	if _, err := s.db.ExecContext(ctx, probe); err == nil {
+	_, err := s.db.ExecContext(ctx, probe)
+	if err == nil {
 		return nil
 	}
 	if p := schemaver.Checking(ctx); p != nil {
+		// Only a missing column or table is pending; any other failure (the role may not
+		// read the table) is the check's error, which no migration would mend.
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || (pe.Code != "42703" && pe.Code != "42P01") {
+			return dbErr("check "+table+"."+column, err)
+		}
 		p.Add("column " + table + "." + column)
 		return nil
 	}

@@ -44,8 +44,9 @@ with a url of its own is migrated with that url, so give it the owner's credenti
 (an environment variable in the config, say) for this run.
 
 Exit codes: 0 done (with --check: at this version), 1 invalid config (with --check:
-also the schema behind this version), 2 usage, 3 a database unreachable or refusing
-the DDL.`,
+also the schema behind this version, then with "pending" lines on stdout), 2 usage, 3
+a database unreachable, refusing the DDL, or (with --check) refusing the role a read
+that no migration would mend.`,
 		Example: `  hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub
   HUB_PG_URL=postgres://hub_owner@db/hub hub migrate schema -c hub.yaml   # store.postgres: ${HUB_PG_URL}
   hub migrate schema -c hub.yaml --postgres postgres://hub_owner@db/hub --force
