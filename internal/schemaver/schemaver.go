@@ -18,6 +18,11 @@
 // rollback) finds its own digest and runs nothing, rather than running its older DDL
 // (an older function body) over the new, or failing for lack of privilege.
 //
+// Two marks on a context change what the packages do at Apply and beside it: a
+// migration run's (AsMigration, `hub migrate schema`) fails where a start only warns
+// and, forced, runs every set; a check run's (AsCheck, `hub migrate schema --check`)
+// runs no DDL and collects in a Pending what a start would still have to do.
+//
 // River records its migrations the same way (river_migration); this is the same idea
 // for the hub's own tables, by digest rather than by numbered migration because each
 // package's DDL is already written to be idempotent.
