@@ -180,7 +180,11 @@ func (l *Ledger) ensureIndex(ctx context.Context, ix Index) (big bool, err error
 	// and holds new writers while it waits and builds, which on a table this small is
 	// a build of milliseconds; a concurrent build would wait for every transaction
 	// open in the database instead.
-	return false, l.indexDenied(ctx, name, l.CreateTables(ctx, create))
+	err = l.CreateTables(ctx, create)
+	if err == nil {
+		schemaver.Applied(ctx, "index "+name)
+	}
+	return false, l.indexDenied(ctx, name, err)
 }
 
 // buildLater builds the indexes one after another, each concurrently: two concurrent
@@ -284,6 +288,7 @@ func (l *Ledger) buildOnce(ctx context.Context, conn *pgx.Conn, ix Index, name s
 		return l.indexDenied(ctx, name, err)
 	}
 	l.cfg.Logger.Info("ledger: index built", "index", name, "took", time.Since(start).Round(time.Millisecond))
+	schemaver.Applied(ctx, "index "+name)
 	return nil
 }
 

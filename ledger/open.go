@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,7 +85,15 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		}
 		return nil
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err == nil && len(res.Versions) > 0 {
+		v := make([]string, len(res.Versions))
+		for i, r := range res.Versions {
+			v[i] = strconv.Itoa(r.Version)
+		}
+		schemaver.Applied(ctx, "River's migrations "+strings.Join(v, ", "))
+	}
+	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == sqlstateInsufficientPrivilege {
 			return hub.Errorf(hub.FailedPrecondition, "ledger: River's tables need a migration this role may not run: "+

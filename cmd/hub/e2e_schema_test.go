@@ -89,13 +89,24 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 	if err := owner.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&made); err != nil || made {
 		t.Fatalf("schema made by --check: %v (%v); want nothing made", made, err)
 	}
-	migrate := func() {
+	// migrate runs `hub migrate schema` as the owner; it must say it applied each of
+	// applied, or nothing when none is given.
+	migrate := func(applied ...string) {
 		t.Helper()
 		out, code := cliRun(t, h.dir, nil, "migrate", "schema", "-c", h.cfg, "--postgres", pgURL)
 		if code != 0 || !strings.Contains(out, "ok  transports.webhooks") || !strings.Contains(out, "ok  sources.ingress") {
 			t.Fatalf("hub migrate schema: exit %d\n%s", code, out)
 		}
+		for _, a := range applied {
+			if !strings.Contains(out, "applied  "+a+"\n") {
+				t.Fatalf("hub migrate schema does not say it applied %q:\n%s", a, out)
+			}
+		}
+		if len(applied) == 0 && !strings.Contains(out, "nothing to apply") {
+			t.Fatalf("hub migrate schema on a schema at this version does not say it applied nothing:\n%s", out)
+		}
 	}
+	migrate("DDL webhook.tables", "DDL dedupe.hub_event_ids", `index "`+schema+`"."webhook_delivery_order"`)
 	migrate()
 	for _, q := range []string{
 		"CREATE ROLE " + role + " LOGIN",
@@ -142,7 +153,7 @@ func TestSEC_RunsAsARoleWithoutDDL(t *testing.T) {
 		!strings.Contains(string(out), "hub migrate schema") {
 		t.Fatalf("start on a schema behind the version: exit %d; want 3 and a message naming the set and `hub migrate schema`:\n%s", code, out)
 	}
-	migrate()
+	migrate("DDL webhook.tables")
 	check(false)
 	if code := startHub(t, h.cfg, h.admin).stop(); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0", code)

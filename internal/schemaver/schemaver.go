@@ -77,18 +77,41 @@ func Digest(stmts []string) string {
 // migrationKey marks a context as a migration run's (AsMigration).
 type migrationKey struct{}
 
+// migration is a migration run's mark: whether it forces every set, and what it did.
+type migration struct {
+	force   bool
+	applied *Pending
+}
+
 // AsMigration marks ctx as a migration run's (`hub migrate schema`): what a start only
 // warns about (an index this role may not build, a background build that failed)
 // fails it, and with force every set runs even when its version is recorded, which
-// repairs objects dropped behind the record's back.
+// repairs objects dropped behind the record's back. What the run changes is collected
+// for Applied.
 func AsMigration(ctx context.Context, force bool) context.Context {
-	return context.WithValue(ctx, migrationKey{}, force)
+	return context.WithValue(ctx, migrationKey{}, &migration{force: force, applied: &Pending{}})
 }
 
 // Migration reports whether ctx is a migration run's, and whether it forces every set.
 func Migration(ctx context.Context) (migrating, force bool) {
-	force, migrating = ctx.Value(migrationKey{}).(bool)
-	return migrating, force
+	m, ok := ctx.Value(migrationKey{}).(*migration)
+	return ok, ok && m.force
+}
+
+// Applied records, in a migration run, one change it made (a set applied, River's
+// migrations, an index built, a column added); outside one it does nothing.
+func Applied(ctx context.Context, what string) {
+	if m, ok := ctx.Value(migrationKey{}).(*migration); ok {
+		m.applied.Add(what)
+	}
+}
+
+// AppliedIn returns what the migration run of ctx changed, in order (nil outside one).
+func AppliedIn(ctx context.Context) []string {
+	if m, ok := ctx.Value(migrationKey{}).(*migration); ok {
+		return m.applied.Items()
+	}
+	return nil
 }
 
 // Pending collects, in a check run (AsCheck), what is not at this version: the sets
@@ -343,7 +366,11 @@ func applyTx(ctx context.Context, db *sql.DB, set Set, digest string) error {
 	if _, err := tx.ExecContext(ctx, record, set.Name, digest, time.Now().UnixMicro()); err != nil {
 		return classify(set.Name, "record the applied DDL", err)
 	}
-	return classify(set.Name, "commit", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return classify(set.Name, "commit", err)
+	}
+	Applied(ctx, "DDL "+set.Name)
+	return nil
 }
 
 func execTwice(ctx context.Context, db *sql.DB, stmts []string) error {

@@ -94,7 +94,9 @@ func (s store) addColumn(ctx context.Context, table, column, def string) error {
 		if _, err2 := s.db.ExecContext(ctx, probe); err2 != nil {
 			return dbErr("migrate: add "+table+"."+column, err)
 		}
+		return nil // another process added it
 	}
+	schemaver.Applied(ctx, "column "+table+"."+column)
 	return nil
 }
 

@@ -22,17 +22,22 @@ import (
 // read and write rows finds it in place and runs no DDL. What a start only warns about
 // fails it (an index this role may not build, a build that failed); with o.Force every
 // set runs even when recorded, which repairs objects dropped behind the record's back.
-// With o.Check nothing runs: what is not at this version is returned instead (on
-// PostgreSQL; SQLite's DDL runs at every start). done is called after each step with
-// its name.
-func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(step string)) (pending []string, err error) {
+// It returns what it changed; with o.Check nothing runs and what is not at this
+// version is returned instead (on PostgreSQL; SQLite's DDL runs at every start). done
+// is called after each step with its name.
+func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(step string)) (r MigrateResult, err error) {
 	var check *schemaver.Pending
 	if o.Check {
 		check = &schemaver.Pending{}
 		ctx = schemaver.AsCheck(ctx, check)
-		defer func() { pending = check.Items() }()
 	}
 	ctx = schemaver.AsMigration(ctx, o.Force)
+	defer func() {
+		r.Applied = schemaver.AppliedIn(ctx)
+		if check != nil {
+			r.Pending = check.Items()
+		}
+	}()
 	cfg := &p.File.Config
 	st := store.New(cfg.Store, p.File, p.Env, p.Logger)
 	defer func() {
@@ -56,7 +61,7 @@ func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(ste
 			{"store: revoked links", func(ctx context.Context) error { _, err := st.LinkRevocations(ctx); return err }},
 		} {
 			if err := s.open(ctx); err != nil {
-				return nil, fmt.Errorf("%s: %w", s.name, err)
+				return r, fmt.Errorf("%s: %w", s.name, err)
 			}
 			done(s.name)
 		}
@@ -64,7 +69,7 @@ func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(ste
 	for _, s := range p.Transports {
 		if m, ok := s.Module.(registry.SchemaMigrator); ok {
 			if err := m.MigrateSchema(ctx, rt); err != nil {
-				return nil, fmt.Errorf("transports.%s (%s): %w", s.Name, s.ID, err)
+				return r, fmt.Errorf("transports.%s (%s): %w", s.Name, s.ID, err)
 			}
 			done("transports." + s.Name)
 		}
@@ -72,12 +77,18 @@ func MigrateSchema(ctx context.Context, p *Plan, o MigrateOptions, done func(ste
 	for _, s := range p.Sources {
 		if m, ok := s.Module.(registry.SchemaMigrator); ok {
 			if err := m.MigrateSchema(ctx, rt); err != nil {
-				return nil, fmt.Errorf("sources.%s (%s): %w", s.Name, s.ID, err)
+				return r, fmt.Errorf("sources.%s (%s): %w", s.Name, s.ID, err)
 			}
 			done("sources." + s.Name)
 		}
 	}
-	return nil, nil
+	return r, nil
+}
+
+// MigrateResult is what a migration run changed, or what a check run found pending.
+type MigrateResult struct {
+	Applied []string // each change made: "DDL webhook.tables", "River's migrations 1, 2", "index …", "column …"
+	Pending []string // with Check: what is not at this version
 }
 
 // MigrateOptions are `hub migrate schema`'s flags.

@@ -20,6 +20,8 @@ nothing: River's migrations and the hub's own tables in the store's database (le
 streams, API keys, console sessions, audit trail, revoked links), the webhook
 transport's tables and indexes (waiting for indexes built concurrently on a large
 table), kdbstream databases named by URL, the ingress's table of accepted event ids.
+It prints each step, then each change it made ("applied  DDL webhook.tables",
+"applied  River's migrations 7, 8", "applied  index ...") or "nothing to apply".
 
 Run it as the tables' owner before the first start and at each upgrade; hub run can
 then use a role that may only SELECT, INSERT, UPDATE and DELETE (and use the
@@ -73,7 +75,7 @@ that no migration would mend.`,
 				return exitf(ExitUsage, "--check: the store is SQLite, which keeps no record and has no roles: every start runs its DDL")
 			}
 			n := 0
-			pending, err := app.MigrateSchema(cmd.Context(), plan, app.MigrateOptions{Force: force, Check: check}, func(step string) {
+			res, err := app.MigrateSchema(cmd.Context(), plan, app.MigrateOptions{Force: force, Check: check}, func(step string) {
 				n++
 				if !check {
 					fmt.Fprintf(env.Stdout, "ok  %s\n", step)
@@ -83,15 +85,21 @@ that no migration would mend.`,
 				return exitf(ExitUnavailable, "schema: %v", err)
 			}
 			if check {
-				for _, p := range pending {
+				for _, p := range res.Pending {
 					fmt.Fprintf(env.Stdout, "pending  %s\n", p)
 				}
-				if len(pending) > 0 {
-					fmt.Fprintf(env.Stdout, "schema behind this version: %d pending (run hub migrate schema as the tables' owner)\n", len(pending))
+				if len(res.Pending) > 0 {
+					fmt.Fprintf(env.Stdout, "schema behind this version: %d pending (run hub migrate schema as the tables' owner)\n", len(res.Pending))
 					return silent(ExitInvalid)
 				}
 				fmt.Fprintf(env.Stdout, "schema at this version (%d steps checked)\n", n)
 				return nil
+			}
+			for _, a := range res.Applied {
+				fmt.Fprintf(env.Stdout, "applied  %s\n", a)
+			}
+			if len(res.Applied) == 0 {
+				fmt.Fprintf(env.Stdout, "nothing to apply: ")
 			}
 			fmt.Fprintf(env.Stdout, "schema at this version (%d steps): hub run may use a role without DDL privileges\n", n)
 			return nil
