@@ -46,6 +46,7 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		defer cancel()
 		_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
 	}()
+	check := schemaver.Checking(ctx) // `hub migrate schema --check`: change nothing, report
 	if cfg.Schema != "" {
 		// Look first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the
 		// database, which a role migrating into a schema made for it may not have.
@@ -53,8 +54,8 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", cfg.Schema).Scan(&exists); err != nil {
 			return hub.Errorf(hub.Unavailable, "ledger: look up schema %q: %w", cfg.Schema, err)
 		}
-		if !exists && schemaver.Checking(ctx) != nil {
-			schemaver.Checking(ctx).Add("schema " + cfg.Schema)
+		if !exists && check != nil {
+			check.Add("schema " + cfg.Schema)
 			return nil // and every table in it
 		}
 		if !exists {
@@ -67,20 +68,20 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5
 	if err != nil {
 		return hub.Wrap(hub.Internal, err)
 	}
-	if p := schemaver.Checking(ctx); p != nil {
+	if check != nil {
 		res, err := m.Validate(ctx, nil)
 		if err != nil {
 			return hub.Errorf(hub.Unavailable, "ledger: check River's migrations: %w", err)
 		}
 		if !res.OK {
-			p.Add("River's migrations (" + strings.Join(res.Messages, "; ") + ")")
+			check.Add("River's migrations (" + strings.Join(res.Messages, "; ") + ")")
 		}
 		for _, idx := range unusedRiverIndexes {
 			name := inSchema(cfg.Schema, idx)
 			if exists, _, err := lookUpIndex(ctx, conn, name); err != nil {
 				return hub.Errorf(hub.Unavailable, "ledger: look up index %s: %w", name, err)
 			} else if exists {
-				p.Add("index " + name + " (River's, unused: to drop)")
+				check.Add("index " + name + " (River's, unused: to drop)")
 			}
 		}
 		return nil

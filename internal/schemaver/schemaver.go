@@ -259,16 +259,8 @@ func Apply(ctx context.Context, db *sql.DB, set Set) error {
 		return execTwice(ctx, db, set.Backfill)
 	}
 	digest := Digest(set.Statements)
-	if _, force := Migration(ctx); !force {
-		missing, err := isMissing(ctx, db, set)
-		if err != nil {
-			return classify(set.Name, "look up its objects", err)
-		}
-		if !missing {
-			if ok, err := Current(ctx, db, set.Name, digest); err != nil || ok {
-				return err
-			}
-		}
+	if run, _, err := due(ctx, db, set, digest); err != nil || !run {
+		return err
 	}
 	var err error
 	for try := 0; try < 2; try++ {
@@ -321,6 +313,19 @@ func check(ctx context.Context, db *sql.DB, set Set, p *Pending) error {
 	return nil
 }
 
+// due reports, read with q, whether set must run: its objects missing (then with its
+// backfill), a forced migration, or its version not recorded.
+func due(ctx context.Context, q querier, set Set, digest string) (run, missing bool, err error) {
+	if missing, err = isMissing(ctx, q, set); err != nil {
+		return false, false, classify(set.Name, "look up its objects", err)
+	}
+	if _, force := Migration(ctx); force || missing {
+		return true, missing, nil
+	}
+	ok, err := Current(ctx, q, set.Name, digest)
+	return !ok, false, err
+}
+
 // isMissing asks set's Missing query (false without one).
 func isMissing(ctx context.Context, q querier, set Set) (bool, error) {
 	if set.Missing == "" {
@@ -342,14 +347,9 @@ func applyTx(ctx context.Context, db *sql.DB, set Set, digest string) error {
 	if _, err := tx.ExecContext(ctx, Lock); err != nil {
 		return classify(set.Name, "lock", err)
 	}
-	missing, err := isMissing(ctx, tx, set)
-	if err != nil {
-		return classify(set.Name, "look up its objects", err)
-	}
-	if _, force := Migration(ctx); !force && !missing {
-		if ok, err := Current(ctx, tx, set.Name, digest); err != nil || ok {
-			return err
-		}
+	run, missing, err := due(ctx, tx, set, digest)
+	if err != nil || !run {
+		return err
 	}
 	stmts := set.Statements
 	if missing {

@@ -97,12 +97,15 @@ func signalContext(ctx context.Context, env *Env) (context.Context, context.Canc
 // it (nil: nothing to change), and builds the plan, printing every problem found on the
 // way: the start of `hub run` and of `hub migrate schema`.
 func loadPlan(env *Env, g *globals, path string, lookup config.Lookup, edit func(*config.File) error) (*app.Plan, error) {
-	file, ps := app.LoadConfig(path, lookup)
-	if file == nil || len(ps) > 0 {
+	invalid := func(ps config.Problems) error {
 		for _, p := range ps {
 			fmt.Fprintln(env.Stderr, p.String())
 		}
-		return nil, silent(ExitInvalid)
+		return silent(ExitInvalid)
+	}
+	file, ps := app.LoadConfig(path, lookup)
+	if file == nil || len(ps) > 0 {
+		return nil, invalid(ps)
 	}
 	if edit != nil {
 		if err := edit(file); err != nil {
@@ -112,10 +115,7 @@ func loadPlan(env *Env, g *globals, path string, lookup config.Lookup, edit func
 	logger := app.WithInstance(newLogger(env.Stderr, g, &file.Config), &file.Config)
 	plan, ps := app.Build(file, lookup, logger)
 	if len(ps) > 0 {
-		for _, p := range ps {
-			fmt.Fprintln(env.Stderr, p.String())
-		}
-		return nil, silent(ExitInvalid)
+		return nil, invalid(ps)
 	}
 	return plan, nil
 }
